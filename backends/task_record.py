@@ -27,6 +27,7 @@ from pydantic import (
     ConfigDict,
     Field,
     GetJsonSchemaHandler,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -286,15 +287,32 @@ class TaskRecord(_Open):
             raise ValueError("has non-unique elements")
         return apps
 
+    _plain_dialogue: tuple[list[Session], list[dict[str, Any]]] | None = PrivateAttr(default=None)
+
     def to_dict(self) -> dict[str, Any]:
         """The record as ``task.json`` holds it: the one way a record becomes JSON (its fields in
         the schema's order, provenance's in ``PROVENANCE_ORDER``, a computation's as ``Computed``
-        writes them)."""
-        data = super().to_dict()
+        writes them, the chat as :meth:`dialogue_dicts` gives it)."""
+        own = {"dialogue": self.dialogue_dicts(), "provenance": self.provenance.to_dict()}
         if self.computed is not None:
-            data["computed"] = [c.to_dict() for c in self.computed]
-        data["provenance"] = self.provenance.to_dict()
+            own["computed"] = [c.to_dict() for c in self.computed]
+        rest = self.model_dump(mode="json", exclude_unset=True, exclude=set(own))
+        data: dict[str, Any] = {}
+        for name in type(self).model_fields:  # the fields in the schema's order, as a dump writes them
+            if name in own:
+                data[name] = own[name]
+            elif name in rest:
+                data[name] = rest[name]
+        data.update((key, value) for key, value in rest.items() if key not in data)  # keys beyond the schema
         return data
+
+    def dialogue_dicts(self) -> list[dict[str, Any]]:
+        """The sessions as ``to_dict`` writes them, made once per record (the writer and the gates
+        that read the chat's marks each wanted them): shared, not to be changed."""
+        kept = self._plain_dialogue
+        if kept is None or kept[0] is not self.dialogue:
+            kept = self._plain_dialogue = (self.dialogue, [s.to_dict() for s in self.dialogue])
+        return kept[1]
 
     def criteria(self) -> list[dict[str, Any]]:
         """The ``evaluation`` list as the evaluator takes it."""

@@ -181,7 +181,7 @@ def evidence_gate(record: TaskRecord) -> GateResult:
     its evidence turns, earlier values only at superseded turns before their correction, near-miss
     values only at distractor turns, and no unmarked turn holds any of them."""
     memory = record.memory
-    problems = mark_problems([m.to_dict() for m in memory], marked_turns([s.to_dict() for s in record.dialogue]))
+    problems = mark_problems([m.to_dict() for m in memory], marked_turns(record.dialogue_dicts()))
     olds = sum(len(m.superseded or ()) for m in memory)
     nears = sum(len(m.distractors or ()) for m in memory)
     detail = f"{len(memory)} memory piece(s) at their evidence turns, {olds} correction(s), {nears} near-miss(es)"
@@ -317,7 +317,7 @@ def _office_cached(root: str, signature: tuple) -> OfficeText:
 def specifics_gate(record: TaskRecord) -> GateResult:
     """Every specific of the description is in the dialogue; none is in the intent."""
     text = "\n".join(t.text for s in record.dialogue for t in s.turns)
-    dated = [(turn[3], turn[7]) for turn in marked_turns([s.to_dict() for s in record.dialogue])]  # said in words
+    dated = [(turn[3], turn[7]) for turn in marked_turns(record.dialogue_dicts())]  # said in words
     problems = check_specifics(record.description, record.intent, text, dated,
                                [m.value for m in record.memory if m.derived is not None])
     if problems:

@@ -39,7 +39,7 @@ def _turns(record: TaskRecord) -> list[TurnRecord]:
 
 
 def _completeness(record: TaskRecord) -> Vote:
-    holder = ValueHolder(marked_turns([s.to_dict() for s in record.dialogue]))
+    holder = ValueHolder(marked_turns(record.dialogue_dicts()))
     indices = range(len(holder.turns))
     texts = [t[3] for t in holder.turns]
 

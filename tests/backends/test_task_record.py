@@ -132,6 +132,20 @@ def test_a_record_is_written_as_the_builders_have_always_written_it():
     assert json.dumps(parse_record(reordered).to_dict()) == json.dumps(sample)  # one order, whatever was read
 
 
+def test_the_chat_is_written_once_per_record_and_anew_for_a_record_with_another_chat():
+    """A record's sessions as JSON (``dialogue_dicts``) are made once and serve ``to_dict`` and the
+    gates alike; a key beyond the schema keeps its place after the fields; a copy with another
+    provenance shares them, one with another chat gets its own."""
+    sample = {**record(), "beyond": {"kept": True}}
+    typed = parse_record(sample)
+    assert json.dumps(typed.to_dict()) == json.dumps({**parse_record(record()).to_dict(), "beyond": {"kept": True}})
+    assert typed.dialogue_dicts() is typed.dialogue_dicts() and typed.to_dict()["dialogue"] == sample["dialogue"]
+    renamed = typed.model_copy(update={"provenance": typed.provenance.model_copy(update={"rounds": 9})})
+    assert renamed.dialogue_dicts() is typed.dialogue_dicts() and renamed.to_dict()["provenance"]["rounds"] == 9
+    shorter = typed.model_copy(update={"dialogue": typed.dialogue[:1]})
+    assert shorter.dialogue_dicts() == sample["dialogue"][:1] and shorter.to_dict()["dialogue"] == sample["dialogue"][:1]
+
+
 def test_an_optional_field_may_be_left_out_but_not_null_unless_null_says_something():
     """``user.email`` may be absent, not null; ``provenance.model`` is null for an offline build;
     a required field is refused null as any other wrong type."""
