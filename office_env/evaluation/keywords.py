@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 from datetime import date as _date_cls
 from functools import lru_cache
-from typing import Any, Callable, Iterable, cast
+from typing import Any, Callable, Iterable, Iterator, cast
 
 from text_to_num import alpha2digit
 
@@ -88,6 +88,16 @@ _TEXT_DAY_MONTH_NY_RE = re.compile(rf"(?:\b{_WEEKDAY},?\s(?:the\s)?)?(?<![\d.,/]
 _DAY_BEFORE_MONTH_RE = re.compile(rf"\d(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH_NAME}")
 _TEXT_MONTH_DAY_NY_RE = re.compile(rf"(?:\b{_WEEKDAY},?\s)?\b{_MONTH}\s(?:the\s)?(\d{{1,2}})"
                                    r"(?:(?:st|nd|rd|th)(?![a-z])|(?![a-z\d.,:/]))(?!,?\s\d)")
+# the two patterns above without the weekday in front, and the weekday that may stand right before
+# what they match: a pass that starts at the day or the month skips a text at the speed of its first
+# letters, where the weekday in front made it try a weekday at every word (see _yearless_out)
+_DAY_MONTH_NY_CORE_RE = re.compile(rf"(\d(?<![\d.,/]\d)\d?)(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH}(?!\.?,?\s\d)")
+_WEEKDAY_BEFORE_DAY_RE = re.compile(rf"\b{_WEEKDAY},?\s(?:the\s)?\Z")
+_MONTH_DAY_NY_CORE_RE = re.compile(rf"{_WORD_MONTH}\s(?:the\s)?(\d{{1,2}})"
+                                   r"(?:(?:st|nd|rd|th)(?![a-z])|(?![a-z\d.,:/]))(?!,?\s\d)")
+_WEEKDAY_BEFORE_MONTH_RE = re.compile(rf"\b{_WEEKDAY},?\s\Z")
+_LONGEST_WEEKDAY_BEFORE = len("wednesday., the ") + 1
+_YEARLESS = ((_DAY_MONTH_NY_CORE_RE, _WEEKDAY_BEFORE_DAY_RE), (_MONTH_DAY_NY_CORE_RE, _WEEKDAY_BEFORE_MONTH_RE))
 # a year-less date hides its day from the figures unless its month is also an everyday word and
 # nothing else (a weekday, an ordinal, "of") says it is a date: "12 may be overdue" and "in March
 # 12 invoices" keep their counts
@@ -339,14 +349,12 @@ def _yearless_in(text: str, day_first: bool | None = None) -> set[tuple[int, int
     the month's name ("wednesday 18 december", "dec 18th"; a weekday beside it is kept) or in
     numbers in the office's order ("18/12")."""
     found = set()
-    for pattern in (_TEXT_DAY_MONTH_NY_RE, _TEXT_MONTH_DAY_NY_RE):  # group 1: the weekday; 2 on: the date
-        if pattern is _TEXT_DAY_MONTH_NY_RE and not _DAY_BEFORE_MONTH_RE.search(text):
-            continue  # no day stands before a month: the slow pattern cannot match either
-        for match in pattern.finditer(text):
-            weekday = match.group(1)
-            span = text[match.start(2):match.end()]
+    for core, before in _YEARLESS:
+        if core is _DAY_MONTH_NY_CORE_RE and not _DAY_BEFORE_MONTH_RE.search(text):
+            continue  # no day stands before a month: the pattern cannot match either
+        for _, date_start, end, weekday in _yearless_found(core, before, text):
             found |= {(m, d, _WEEKDAYS.index(weekday) if weekday else -1)
-                      for _, m, d in written_dates.read(span, day_first)}
+                      for _, m, d in written_dates.read(text[date_start:end], day_first)}
     found |= {(m, d, -1) for m, d in written_dates.numeric_yearless(text, day_first)}
     return found
 
@@ -372,14 +380,14 @@ def date_spans(text: str, day_first: bool | None = None) -> list[tuple[int, int,
     for pattern in (_TEXT_DAY_MONTH_RE, _TEXT_MONTH_DAY_RE, _TEXT_NUMERIC_DATE_RE):
         spans += [(m.start(), m.end(), written_dates.read(m.group(0), day_first)) for m in pattern.finditer(text)]
     taken = [(a, b) for a, b, _ in spans]
-    for pattern in (_TEXT_DAY_MONTH_NY_RE, _TEXT_MONTH_DAY_NY_RE, written_dates.YEARLESS_NUMERIC_RE):
-        for m in pattern.finditer(text):
-            if any(a < m.end() and m.start() < b for a, b in taken):
-                continue  # the same date's day and month, its year written after them
-            start = m.start(2) if pattern is not written_dates.YEARLESS_NUMERIC_RE else m.start()
-            days = frozenset((0, mo, d) for _, mo, d in written_dates.read(text[start:m.end()], day_first))
-            if days:
-                spans.append((m.start(), m.end(), days))
+    found = [found for core, before in _YEARLESS for found in _yearless_found(core, before, text)]
+    found += [(m.start(), m.start(), m.end(), None) for m in written_dates.YEARLESS_NUMERIC_RE.finditer(text)]
+    for start, date_start, end, _ in found:
+        if any(a < end and start < b for a, b in taken):
+            continue  # the same date's day and month, its year written after them
+        days = frozenset((0, mo, d) for _, mo, d in written_dates.read(text[date_start:end], day_first))
+        if days:
+            spans.append((start, end, days))
     return sorted(s for s in spans if s[2])
 
 
@@ -529,15 +537,46 @@ def _figures_only(plain: str) -> str:
     if "/" in plain or "." in plain or "-" in plain:
         plain = _TEXT_NUMERIC_DATE_RE.sub(year_of(4), plain)
     if months:
-        sure = lambda m: " " if _SURE_YEARLESS_RE.search(m.group(0)) else m.group(0)  # noqa: E731
         if _DAY_BEFORE_MONTH_RE.search(plain):  # else the pattern finds nothing: a long text is spared the pass
-            plain = _TEXT_DAY_MONTH_NY_RE.sub(sure, plain)
-        plain = _TEXT_MONTH_DAY_NY_RE.sub(sure, plain)
+            plain = _yearless_out(_DAY_MONTH_NY_CORE_RE, _WEEKDAY_BEFORE_DAY_RE, plain)
+        plain = _yearless_out(_MONTH_DAY_NY_CORE_RE, _WEEKDAY_BEFORE_MONTH_RE, plain)
     if ":" in plain:
         plain = _ANY_CLOCK_RE.sub(" ", plain)
     if "am" in plain or "pm" in plain or "a.m" in plain or "p.m" in plain:
         plain = _TEXT_12H_RE.sub(" ", plain)
     return plain
+
+
+def _yearless_found(core: re.Pattern[str], weekday: re.Pattern[str],
+                    text: str) -> Iterator[tuple[int, int, int, str | None]]:
+    """(start, start of the date, end, the weekday's first three letters or None) of each match of
+    ``core`` with an optional ``weekday`` in front, in order: the matches of ``_TEXT_DAY_MONTH_NY_RE``
+    (``_DAY_MONTH_NY_CORE_RE``, ``_WEEKDAY_BEFORE_DAY_RE``) or ``_TEXT_MONTH_DAY_NY_RE``
+    (``_MONTH_DAY_NY_CORE_RE``, ``_WEEKDAY_BEFORE_MONTH_RE``). Each match of ``core`` takes the
+    weekday that ends where it starts, after the match before it, as the whole pattern's would: a
+    pass that starts at the day or the month skips a text at the speed of its first letters, where
+    the weekday in front made the whole pattern try a weekday at every word."""
+    last = 0
+    for m in core.finditer(text):
+        before = weekday.search(text, max(last, m.start() - _LONGEST_WEEKDAY_BEFORE), m.start())
+        yield (m.start() if before is None else before.start()), m.start(), m.end(), \
+            (None if before is None else before.group(1))
+        last = m.end()
+
+
+def _yearless_out(core: re.Pattern[str], weekday: re.Pattern[str], text: str) -> str:
+    """``text`` with each year-less date that is surely one (``_SURE_YEARLESS_RE``) made a space
+    (the ``sub`` of the whole pattern, see :func:`_yearless_found`)."""
+    out: list[str] = []
+    last = 0
+    for start, _, end, _ in _yearless_found(core, weekday, text):
+        found = text[start:end]
+        out += (text[last:start], " " if _SURE_YEARLESS_RE.search(found) else found)
+        last = end
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
 
 
 def figures_in(text: str) -> list[float]:

@@ -119,3 +119,33 @@ def test_a_text_keeps_the_same_figures_when_passes_that_cannot_match_are_skipped
         assert kw._figures_only(plain) == _every_pass(plain), text
         changed += _every_pass(plain) != plain
     assert changed > 1000
+
+
+def _every_pass_date_spans(text: str, day_first: bool | None) -> list:
+    """``keywords.date_spans`` with the whole year-less patterns (a weekday in front tried at every word)."""
+    spans = [(m.start(), m.end(), frozenset({(int(m.group(1)), int(m.group(2)), int(m.group(3)))}))
+             for m in kw._TEXT_ISO_DATE_RE.finditer(text)]
+    for pattern in (kw._TEXT_DAY_MONTH_RE, kw._TEXT_MONTH_DAY_RE, kw._TEXT_NUMERIC_DATE_RE):
+        spans += [(m.start(), m.end(), written_dates.read(m.group(0), day_first)) for m in pattern.finditer(text)]
+    taken = [(a, b) for a, b, _ in spans]
+    for pattern in (kw._TEXT_DAY_MONTH_NY_RE, kw._TEXT_MONTH_DAY_NY_RE, written_dates.YEARLESS_NUMERIC_RE):
+        for m in pattern.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            start = m.start(2) if pattern is not written_dates.YEARLESS_NUMERIC_RE else m.start()
+            days = frozenset((0, mo, d) for _, mo, d in written_dates.read(text[start:m.end()], day_first))
+            if days:
+                spans.append((m.start(), m.end(), days))
+    return sorted(s for s in spans if s[2])
+
+
+def test_year_less_dates_found_from_their_day_or_month_are_those_the_whole_patterns_find(corpus):
+    """The year-less passes start at a date's day or month and take the weekday that stands right
+    before it: the spans, days and weekdays read are those of the whole patterns, a weekday in front."""
+    with_weekday = 0
+    for text in corpus + [f"{w} {t}" for w, t in zip(["wed", "monday,", "tues.", "sat the"] * 500, corpus)]:
+        lower = text.lower()
+        for day_first in (None, True):
+            assert kw.date_spans(lower, day_first) == _every_pass_date_spans(lower, day_first), lower
+        with_weekday += any(w != -1 for _, _, w in kw._yearless_in(lower))
+    assert with_weekday > 100
