@@ -290,11 +290,17 @@ class HistoryWriter:
         if not self.clean(text):
             return False
         low = text.lower()
-        return not any(a in low and _anchor_pattern(a).search(low) for a in self.anchor_words)
+        for anchor in self.anchor_words:  # a plain loop, as in clean
+            if anchor in low and _anchor_pattern(anchor).search(low):
+                return False
+        return True
 
     def clean(self, text: str) -> bool:
         low = text.lower()
-        if any(v in low for v in self.values) or (self.banned and " ".join(low.split()) in self.banned):
+        for value in self.values:  # a plain loop: the line is asked of every candidate line
+            if value in low:
+                return False
+        if self.banned and " ".join(low.split()) in self.banned:
             return False
         return not self.answers.any_in(text)
 
