@@ -643,7 +643,7 @@ class _Tracer:
             if (str(item.get("function", "")).startswith("evaluate_excel_cell")
                     and args.get("file") in self.office.files):
                 data_work = True  # the cell to change is found in the office's own sheet
-        said_in_chat = Haystack(self.dialogue)  # prepared once for every leaf
+        said_in_chat = Haystack(self.dialogue, normalized=True)  # prepared once for every leaf
         for leaf in leaves:
             if leaf.role == "file":
                 source = self._file(str(leaf.value), named)
