@@ -57,8 +57,23 @@ def counter_description() -> str:
 
 def count_tokens(text: str) -> int:
     """The number of tokens ``text`` takes (cl100k_base; the approximation when it is missing).
-    Special-token strings in ``text`` are counted as plain text, never refused."""
+    Special-token strings in ``text`` are counted as plain text, never refused. A short text is
+    counted once for the latest few thousand: histories say the same small talk again."""
     encoder = _encoder()
+    if len(text) <= MAX_KEPT_COUNT_CHARS:
+        return _short_count(text, encoder)
+    return _count(text, encoder)
+
+
+MAX_KEPT_COUNT_CHARS = 400
+
+
+@functools.lru_cache(maxsize=8192)
+def _short_count(text: str, encoder: Any | None) -> int:
+    return _count(text, encoder)
+
+
+def _count(text: str, encoder: Any | None) -> int:
     if encoder is None:
         return approx_tokens(text)
     return len(encoder.encode_ordinary(text))
