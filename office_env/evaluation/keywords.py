@@ -420,6 +420,9 @@ class Keywords:
             else:
                 sets: dict[str, set[Any]] = {"number": self.numbers, "date": self.dates}
                 sets[kind].add(value)
+        # whether a count or an amount in words can be one of the numbers (worked out once: asked of every text)
+        self._spelled = bool(self.numbers) and (not self.numbers.isdisjoint(_SPELLED_VALUES)
+                                                or max(self.numbers) >= _WORDED_AMOUNTS_FROM)
 
     def any_in(self, text: str) -> bool:
         """Whether ``text`` holds any of the keywords (its numbers are read only when it has a digit);
@@ -436,14 +439,14 @@ class Keywords:
         normal: str | None = None
         if self.texts:
             normal = normalize(text)
-            if any(needle in normal for needle in self.texts):
-                return True
+            for needle in self.texts:  # a plain loop: asked of every line a writer draws
+                if needle in normal:
+                    return True
         if self.amounts:
             normal = normal if normal is not None else normalize(text)
             if not self.amounts.isdisjoint(_amounts_in(normal)):
                 return True
-        spelled = self.numbers and (not self.numbers.isdisjoint(_SPELLED_VALUES)
-                                    or max(self.numbers) >= _WORDED_AMOUNTS_FROM) and _SPELLED_RE.search(text)
+        spelled = self._spelled and _SPELLED_RE.search(text)
         noon = self.clocks and _TEXT_NOON_RE.search(text.lower())
         if (self.numbers or self.clocks or self.dates) and (_DIGIT_RE.search(text) or spelled or noon):
             hay = Haystack(normal if normal is not None else normalize(text), normalized=True)
