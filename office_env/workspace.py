@@ -68,43 +68,41 @@ class Workspace:
         symlink among them the joined path is the real one, else it is resolved in full and must
         still lie inside the root."""
         parts = relative_parts(relpath, field=field)
+        below = self._below(parts)
+        if below == "missing":  # nothing further to follow
+            return self.root.joinpath(*parts)
+        if below == "link":
+            real = self.root.joinpath(*parts).resolve()
+            if real != self.root and self.root not in real.parents:
+                raise PathError(f"{field}: {relpath!r} leads outside the testbed (through a symlink)")
+            return real
+        return Path("/".join((self._root_text, *parts)))
+
+    def relative(self, path: Path) -> str:
+        """The testbed-relative POSIX form of an absolute path inside the testbed. A path written
+        below the resolved root is looked at below it only, as :meth:`resolve` looks; one with a
+        link, a missing part, "." or ".." among its parts is resolved in full."""
+        text = str(path)
+        if text.startswith(self._root_text + "/"):
+            rest = text[len(self._root_text) + 1:]
+            parts = rest.split("/")
+            if all(part not in ("", ".", "..") for part in parts) and self._below(parts) == "plain":
+                return rest
+        return path.resolve().relative_to(self.root).as_posix()
+
+    def _below(self, parts: list[str]) -> str:
+        """What ``parts`` below the root are, one ``lstat`` each up to the first that is not a plain
+        existing entry: "missing" (that part does not exist), "link" (it is a symlink) or "plain"."""
         path = self._root_text
         for part in parts:
             path = f"{path}/{part}"
             try:
                 mode = os.lstat(path).st_mode
-            except OSError:  # missing from here on: nothing further to follow
-                return self.root.joinpath(*parts)
-            if stat.S_ISLNK(mode):
-                real = self.root.joinpath(*parts).resolve()
-                if real != self.root and self.root not in real.parents:
-                    raise PathError(f"{field}: {relpath!r} leads outside the testbed (through a symlink)")
-                return real
-        return Path(path)
-
-    def relative(self, path: Path) -> str:
-        """The testbed-relative POSIX form of an absolute path inside the testbed. A path written
-        below the resolved root is looked at below it only (``lstat`` per part, as :meth:`resolve`
-        does); one with a link, a missing part, "." or ".." among its parts is resolved in full."""
-        text = str(path)
-        if text.startswith(self._root_text + "/"):
-            rest = text[len(self._root_text) + 1:]
-            parts = rest.split("/")
-            if all(part not in ("", ".", "..") for part in parts) and self._plain_below(parts):
-                return rest
-        return path.resolve().relative_to(self.root).as_posix()
-
-    def _plain_below(self, parts: list[str]) -> bool:
-        """Whether each of ``parts`` below the root exists and none is a link."""
-        current = self._root_text
-        for part in parts:
-            current = f"{current}/{part}"
-            try:
-                if stat.S_ISLNK(os.lstat(current).st_mode):
-                    return False
             except OSError:
-                return False
-        return True
+                return "missing"
+            if stat.S_ISLNK(mode):
+                return "link"
+        return "plain"
 
     @staticmethod
     def check_user(user: str, *, field: str = "user") -> str:
