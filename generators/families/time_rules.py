@@ -123,7 +123,6 @@ def is_free(calendar: dict | None, start: datetime, end: datetime) -> bool:
                for e in (calendar or {}).get("events", []))
 
 
-
 def start_hour(inp: FamilyInput, day: datetime, minutes: int,
                hours: tuple[int, ...]) -> tuple[int, tuple[str, ...]] | None:
     """A start hour for a booking of ``minutes`` on ``day``: one of ``hours`` the user's calendar has

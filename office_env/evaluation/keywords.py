@@ -380,9 +380,9 @@ def date_spans(text: str, day_first: bool | None = None) -> list[tuple[int, int,
     for pattern in (_TEXT_DAY_MONTH_RE, _TEXT_MONTH_DAY_RE, _TEXT_NUMERIC_DATE_RE):
         spans += [(m.start(), m.end(), written_dates.read(m.group(0), day_first)) for m in pattern.finditer(text)]
     taken = [(a, b) for a, b, _ in spans]
-    found = [found for core, before in _YEARLESS for found in _yearless_found(core, before, text)]
-    found += [(m.start(), m.start(), m.end(), None) for m in written_dates.YEARLESS_NUMERIC_RE.finditer(text)]
-    for start, date_start, end, _ in found:
+    yearless = [match for core, before in _YEARLESS for match in _yearless_found(core, before, text)]
+    yearless += [(m.start(), m.start(), m.end(), None) for m in written_dates.YEARLESS_NUMERIC_RE.finditer(text)]
+    for start, date_start, end, _ in yearless:
         if any(a < end and start < b for a, b in taken):
             continue  # the same date's day and month, its year written after them
         days = frozenset((0, mo, d) for _, mo, d in written_dates.read(text[date_start:end], day_first))
