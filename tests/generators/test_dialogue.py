@@ -767,3 +767,40 @@ def test_an_earlier_file_is_said_by_reference_as_a_final_one_is_and_the_marks_ho
             first_fix = min(d for d, t in turns if "m1" in t.evidence)
             assert turns[at][0] < first_fix and all(d < first_fix for d, _ in refs)
     assert by_reference >= 5
+
+
+def test_a_topic_given_alone_keeps_its_article(monkeypatch):
+    """A memo's point stated in full is "the hiring plan"; given after the assistant asks, it is
+    "The hiring plan." too, never the bare slot "hiring plan." or "As for this memo, hiring plan."."""
+    from dataclasses import replace
+
+    from generators.chances import HISTORY
+
+    monkeypatch.setattr("generators.history_plan.HISTORY", replace(HISTORY, split=1.0, derive=0.0))
+    point = MemoryPiece("m1", "fact", "the memo should cover the hiring plan", "hiring plan", thread="t1",
+                        cue="memo_point", about="the staffing memo")
+    answers = 0
+    for seed in range(4):
+        turns = all_turns(gen(make_draft([point]), seed=seed))
+        for i, turn in enumerate(turns):
+            if "m1" in turn.evidence:
+                assert re.search(r"\bthe hiring plan\b", turn.text, re.I), turn.text
+                answers += i >= 2 and turns[i - 1].role == "assistant" and turns[i - 1].text.endswith("?")
+    assert answers  # given in two turns, and its answer said the article
+
+
+def test_no_user_line_echoes_the_work_as_a_question_or_says_someone_twice():
+    """"That one? office move." and "Someone said this afternoon that someone else asked ..." read
+    as slots filled, not as speech."""
+    echo = re.compile(r"^(?:that|this|those|these|the) [\w' -]+\? \S", re.I)
+    users = 0
+    for seed in range(6):
+        for turn in all_turns(gen(seed=seed)):
+            if turn.role == "user":
+                users += 1
+                assert not echo.match(turn.text), turn.text
+    assert users > 200
+    ctx = {"about": "the memo", "user": "Kim", "weekday": "Monday", "when": "this morning", "who": "Sam",
+           "text": "someone else asked about annual leave last month"}  # a near miss as the writers word it
+    for line in threads().lines[("distract", "any")]:
+        assert line.render(ctx).lower().count("someone") == 1, line.where
