@@ -276,7 +276,8 @@ class HistoryWriter:
 
     def keeps_rule(self, cue: str) -> bool:
         """Whether a detail of ``cue`` given in two turns has answer lines of its own (``answer.<cue>``):
-        its stated line carries a rule the answer must keep ("one hour, on the hour")."""
+        its stated line carries a rule the answer must keep ("one hour, on the hour"), or words the
+        value needs (a memo's point, "the hiring plan")."""
         return ("answer", cue) in self.decks
 
     def free_on(self, value: str, when: datetime) -> bool:
