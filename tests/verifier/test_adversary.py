@@ -69,11 +69,14 @@ def test_frames_topics_and_isolation():
 
 
 def test_real_builds_of_two_seeds_hide_their_evidence(tmp_path):
+    # 24 tasks a build: a topic reader's precision over a dozen tasks (about 60 turns picked) varies
+    # by some 0.06 from build to build, as much as the target's margin
+    tasks = 24
     for seed in (3, 4):
-        build(tmp_path / f"s{seed}", 12, BuildConfig(seed=seed), workers=1)
+        build(tmp_path / f"s{seed}", tasks, BuildConfig(seed=seed), workers=1)
     train, test = task_records(tmp_path / "s3"), task_records(tmp_path / "s4")
     assert thread_evidence_share(test) <= 0.35
     found = evaluate(train, test)
     for name in ("template_topic", "query_topic"):
         assert found[name]["precision"] <= 0.35, found
-        assert found[name]["isolation"] <= ISOLATION_TARGET + 1 / 12, found
+        assert found[name]["isolation"] <= ISOLATION_TARGET + 1 / tasks, found
