@@ -29,6 +29,10 @@ class DraftChances:
     # a near miss of a figure of 10 or more is above it, else below (``generators.near_values``: a Plus
     # draft's near misses, and the changed figures of other jobs' sentences)
     near_miss_above: float = 0.5
+    # a Neo query names its work (a search of the chat with it finds the work's turns); the others only
+    # point at it. A model is told which, task by task; the offline families weigh their query pools
+    # to about this share (``generators.families.phrasing``). Over weeks of history every query does.
+    named_query: float = 0.8
 
 
 @dataclass(frozen=True)

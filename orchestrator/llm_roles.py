@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generators.chances import DRAFT
 from generators.dialogue_llm import generate_dialogue_llm
 from generators.dialogue_offline import mail_arrival, plan_dialogue, task_values
 from generators.families import FAMILIES
@@ -13,6 +14,7 @@ from generators.notes_for_kind import notes_for_kind
 from generators.task_llm import generate_task_llm
 from office_env import Workspace
 from office_env.seeding import STRIDE, derive_seed
+from office_env.seeding import rng as seeded
 from orchestrator.offline_roles import colleagues_away, office_files, world_notes
 from orchestrator.planner import fallback_families, mix, plan_llm
 from orchestrator.roles import Job, Plan
@@ -51,7 +53,9 @@ class LLMRoles:
         return generate_task_llm(
             self.client, plan={"apps": list(plan.apps), "task_kind": plan.family, "difficulty": plan.difficulty,
                                "other_kinds": fallbacks,
-                               **({"long_history": True} if plan.days > LONG_HISTORY_DAYS else {})},
+                               **({"long_history": True} if plan.days > LONG_HISTORY_DAYS
+                                  else {"query_names_work": seeded(job.config.seed, job.index, "query").random()
+                                        < DRAFT.named_query})},
             notes=notes_for_kind(plan.family, notes, user=world.user.user, user_name=world.user.name,
                                  colleagues=[(p.user, p.name) for p in world.colleagues], now=world.now),
             user={"username": world.user.user, "name": world.user.name},

@@ -42,6 +42,7 @@ class FamilyInput:
     now: datetime
     phrasing: Phrasing | None = None  # the family's intents and queries
     named_query: bool = False  # the query names the work (a history of weeks)
+    pointing_query: bool = False  # the query only points at the work (a model was told so)
 
     def intent(self) -> str:
         """One of the family's intents (seeded)."""
@@ -58,7 +59,7 @@ class FamilyInput:
         """One of the family's queries that the given slots can fill (seeded)."""
         if self.phrasing is None:
             raise FamilyDefinitionError("this input carries no phrasing (build it with Family.input)")
-        return self.phrasing.query(self.rng, named=self.named_query, **slots)
+        return self.phrasing.query(self.rng, named=self.named_query, pointing=self.pointing_query, **slots)
 
 
 def draft(inp: FamilyInput, *, about: str | None = None, **fields: Any) -> TaskDraft:
@@ -95,9 +96,11 @@ class Family:
         return load_phrasing(self.name)
 
     def input(self, rng: random.Random, notes: dict[str, dict[str, Any]], user: str, user_name: str,
-              colleagues: tuple[tuple[str, str], ...], now: datetime, named_query: bool = False) -> FamilyInput:
-        """``named_query``: the task's query names its work (for a history of weeks)."""
-        return FamilyInput(rng, notes, user, user_name, colleagues, now, self.phrasing, named_query)
+              colleagues: tuple[tuple[str, str], ...], now: datetime, named_query: bool = False,
+              pointing_query: bool = False) -> FamilyInput:
+        """``named_query``: the task's query names its work (for a history of weeks); ``pointing_query``:
+        it only points at it (neither: the pool's own weights, ``Phrasing.query``)."""
+        return FamilyInput(rng, notes, user, user_name, colleagues, now, self.phrasing, named_query, pointing_query)
 
 
 FAMILIES: dict[str, Family] = {}

@@ -150,7 +150,9 @@ def _task(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, A
         draft = FAMILIES[name].build(FAMILIES[name].input(_rng("task", inputs, name + feedback), notes,
                                                           inputs["user"]["username"], inputs["user"]["name"],
                                                           colleagues, now,
-                                                          named_query=bool(plan.get("long_history"))))
+                                                          named_query=bool(plan.get("long_history")
+                                                                           or plan.get("query_names_work") is True),
+                                                          pointing_query=plan.get("query_names_work") is False))
         if draft is not None:
             _remember_plan(draft.description, draft.to_dict()["oracle"])
             written = draft.to_dict()

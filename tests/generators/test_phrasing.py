@@ -49,6 +49,9 @@ def test_queries_use_only_the_slots_given(tmp_path: Path):
     named = {phrasing.query(rng, named=True, first="Marcus", about="the budget") for _ in range(30)}
     assert named == {"Tell Marcus about the budget."}
     assert {phrasing.query(rng, named=True, first="Marcus") for _ in range(40)} == {"Ask Marcus.", "Plain."}
+    # a model told to only point at the work: a query without the work's name, where the pool has one
+    pointing = {phrasing.query(rng, pointing=True, first="Marcus", about="the budget") for _ in range(40)}
+    assert pointing == {"Ask Marcus.", "Plain."}
 
 
 def test_every_family_can_name_its_work_in_the_query():

@@ -198,6 +198,14 @@ def test_a_history_of_weeks_asks_for_a_query_that_names_the_work():
     assert "the query name the work" not in short and "the query name the work" in weeks
 
 
+def test_a_short_history_is_told_task_by_task_whether_its_query_names_the_work():
+    """A model cannot draw "four in five": each plan says which (``DRAFT.named_query`` of them name it)."""
+    named = _task_prompt("sheet_total", ["excel"], query_names_work=True)[1]["content"]
+    pointing = _task_prompt("sheet_total", ["excel"], query_names_work=False)[1]["content"]
+    assert "the query name the work" in named and "only point at the work" not in named
+    assert "only point at the work" in pointing and "the query name the work" not in pointing
+
+
 def test_two_tasks_of_one_office_share_their_prompt_up_to_the_plan():
     """Prefix caching: instructions, catalog and schema (system) and the office (start of the user
     message) are byte-identical across tasks; the task's own part comes last."""
