@@ -12,7 +12,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema_rs
 from jsonschema import Draft202012Validator
 
 from office_env.apps import generation
@@ -20,6 +19,7 @@ from office_env.errors import OfficeError
 from office_env.evaluation import comparator
 from office_env.evaluation.checks import CHECKS, Context, check_time_args
 from office_env.evaluation.paths import external_target
+from office_env.schema_errors import SchemaErrors
 from office_env.workspace import Workspace
 
 
@@ -63,23 +63,9 @@ _ITEM_VALIDATOR = Draft202012Validator(
 
 
 @lru_cache(maxsize=4)
-def _args_validators(_generation: int) -> dict[str, Draft202012Validator]:
+def _args_errors(_generation: int) -> dict[str, SchemaErrors]:
     """One validator per check, made from its schema as the app registry now gives it."""
-    return {name: Draft202012Validator(spec.args_schema) for name, spec in CHECKS.items()}
-
-
-@lru_cache(maxsize=4)
-def _quick_validators(_generation: int) -> dict[str, Any]:
-    """The same schemas compiled by jsonschema-rs: a yes in microseconds (a build's gates validate
-    every task's criteria); a no is left to the validators above, whose errors say why."""
-    return {name: jsonschema_rs.Draft202012Validator(spec.args_schema) for name, spec in CHECKS.items()}
-
-
-def _quick_yes(name: str, args: Any) -> bool:
-    try:
-        return bool(_quick_validators(generation())[name].is_valid(args))
-    except Exception:  # noqa: BLE001 - a value it cannot take (an integer past 64 bits): the reference validator decides
-        return False
+    return {name: SchemaErrors(spec.args_schema) for name, spec in CHECKS.items()}
 
 
 @dataclass(frozen=True)
@@ -123,8 +109,7 @@ def validate_criteria(criteria: Any, *, file: str = "", base: str = "evaluation"
         if name not in CHECKS:
             problems.append(Problem(f"{where}.function", f"unknown function {name!r}", file))
             continue
-        errors = [] if _quick_yes(name, args) else sorted(_args_validators(generation())[name].iter_errors(args),
-                                                          key=lambda e: list(e.absolute_path))
+        errors = _args_errors(generation())[name](args)
         if errors:
             problems.extend(Problem(_where(f"{where}.args", e), e.message, file) for e in errors)
             continue

@@ -22,11 +22,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-import jsonschema_rs
 from jsonschema import Draft202012Validator
 
 from office_env.errors import OfficeError
 from office_env.limits import MAX_OBSERVATION_CHARS
+from office_env.schema_errors import SchemaErrors
 from office_env.workspace import Workspace
 
 INTERNAL_ERROR = "internal error"
@@ -245,14 +245,12 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool]) -> None:
         self._tools: dict[str, Tool] = {}
-        self._validators: dict[str, Draft202012Validator] = {}
-        self._quick: dict[str, Any] = {}  # the same schemas compiled by jsonschema-rs (see validate)
+        self._errors: dict[str, SchemaErrors] = {}
         for item in tools:
             if item.name in self._tools:
                 raise ValueError(f"duplicate tool name {item.name}")
             self._tools[item.name] = item
-            self._validators[item.name] = Draft202012Validator(item.parameters)
-            self._quick[item.name] = jsonschema_rs.Draft202012Validator(item.parameters)
+            self._errors[item.name] = SchemaErrors(item.parameters)
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
@@ -291,19 +289,7 @@ class ToolRegistry:
             return [f"unknown tool {name!r}"]
         if not isinstance(args, dict):
             return [f"arguments must be an object, got {type(args).__name__}"]
-        if self._passes(name, args):
-            return []
-        errors = sorted(self._validators[name].iter_errors(args), key=lambda e: list(e.absolute_path))
-        return [_describe(e) for e in errors]
-
-    def _passes(self, name: str, args: dict[str, Any]) -> bool:
-        """jsonschema-rs's yes, in a few microseconds (every gate replay validates every call; the
-        Python validator takes twenty times longer): a no, or a value it cannot take (an integer
-        past 64 bits, a lone surrogate), is left to the Python validator, whose errors say why."""
-        try:
-            return self._quick[name].is_valid(args)
-        except Exception:  # noqa: BLE001 - any doubt goes to the reference validator
-            return False
+        return [_describe(e) for e in self._errors[name](args)]
 
     def run(self, workspace: Workspace, calls: Iterable[tuple[str, Any]]) -> list[ToolResult]:
         """Run a plan (``(tool, args)`` pairs) in order; every call runs, failures included.
