@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections import OrderedDict
 from datetime import datetime
 from pathlib import Path
 
 from office_env.errors import CorruptFileError, MissingFileError, OfficeError
 from office_env.formats import eml_io
 from office_env.formats.bounded import size_text
+from office_env.formats.built import Kept
 from office_env.formats.eml_io import Mail
 from office_env.formats.text import check_line
 from office_env.limits import MAX_MAIL_BYTES, MAX_NAME_BYTES
@@ -56,10 +56,13 @@ def scan(ws: Workspace, user: str, field: str = "user") -> tuple[list[tuple[str,
             continue
         files.append((entry.name, st))
     key = (where, tuple((name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) for name, st in files))
-    seen = _SCANS.get(key)
-    if seen is not None:
-        _SCANS.move_to_end(key)
-        return list(seen[0]), list(seen[1])
+    out, unreadable = _SCANS.get(key, lambda: _read_all(folder, where, files))
+    return list(out), list(unreadable)
+
+
+def _read_all(folder: Path, where: str, files: list[tuple[str, os.stat_result]]
+              ) -> tuple[tuple[tuple[str, Mail], ...], tuple[str, ...]]:
+    """The messages of ``files`` (name, lstat) in ``folder``, sorted, and the lines of those unread."""
     out, unreadable = [], []
     for name, st in files:
         try:
@@ -67,14 +70,11 @@ def scan(ws: Workspace, user: str, field: str = "user") -> tuple[list[tuple[str,
         except CorruptFileError as exc:
             unreadable.append(str(exc))
     out.sort(key=lambda item: (_sort_time(item[1]), item[0]))
-    _SCANS[key] = (tuple(out), tuple(unreadable))
-    if len(_SCANS) > MAX_SCANS:
-        _SCANS.popitem(last=False)
-    return out, unreadable
+    return tuple(out), tuple(unreadable)
 
 
 MAX_SCANS = 64
-_SCANS: OrderedDict[tuple, tuple[tuple[tuple[str, Mail], ...], tuple[str, ...]]] = OrderedDict()
+_SCANS: Kept[tuple[tuple[tuple[str, Mail], ...], tuple[str, ...]]] = Kept(MAX_SCANS)
 
 
 def _listing(folder: Path) -> list[os.DirEntry[str]]:
