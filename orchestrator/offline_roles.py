@@ -81,7 +81,7 @@ class OfflineRoles:
                 notes = {**notes, app: self.explore(app, job)}
             rng = seeded(job.config.seed, job.index, "task", name)
             draft = fam.build(fam.input(rng, notes, world.user.user, world.user.name, colleagues, world.now,
-                                        named_query=plan.days > LONG_HISTORY_DAYS))
+                                        named_query=True if plan.days > LONG_HISTORY_DAYS else None))
             if draft is not None:
                 return draft
         return None

@@ -41,8 +41,9 @@ class FamilyInput:
     colleagues: tuple[tuple[str, str], ...]  # (user, full name) of colleagues
     now: datetime
     phrasing: Phrasing | None = None  # the family's intents and queries
-    named_query: bool = False  # the query names the work (a history of weeks)
-    pointing_query: bool = False  # the query only points at the work (a model was told so)
+    # the query names the work (True: a history of weeks), only points at it (False: a model was told
+    # so) or either, by the family's pool (None; ``Phrasing.query``)
+    named_query: bool | None = None
 
     def intent(self) -> str:
         """One of the family's intents (seeded)."""
@@ -59,7 +60,7 @@ class FamilyInput:
         """One of the family's queries that the given slots can fill (seeded)."""
         if self.phrasing is None:
             raise FamilyDefinitionError("this input carries no phrasing (build it with Family.input)")
-        return self.phrasing.query(self.rng, named=self.named_query, pointing=self.pointing_query, **slots)
+        return self.phrasing.query(self.rng, named=self.named_query, **slots)
 
 
 def draft(inp: FamilyInput, *, about: str | None = None, **fields: Any) -> TaskDraft:
@@ -96,11 +97,10 @@ class Family:
         return load_phrasing(self.name)
 
     def input(self, rng: random.Random, notes: dict[str, dict[str, Any]], user: str, user_name: str,
-              colleagues: tuple[tuple[str, str], ...], now: datetime, named_query: bool = False,
-              pointing_query: bool = False) -> FamilyInput:
-        """``named_query``: the task's query names its work (for a history of weeks); ``pointing_query``:
-        it only points at it (neither: the pool's own weights, ``Phrasing.query``)."""
-        return FamilyInput(rng, notes, user, user_name, colleagues, now, self.phrasing, named_query, pointing_query)
+              colleagues: tuple[tuple[str, str], ...], now: datetime, named_query: bool | None = None) -> FamilyInput:
+        """``named_query``: whether the task's query names its work (True for a history of weeks; None:
+        the pool's own weights, ``Phrasing.query``)."""
+        return FamilyInput(rng, notes, user, user_name, colleagues, now, self.phrasing, named_query)
 
 
 FAMILIES: dict[str, Family] = {}

@@ -43,18 +43,19 @@ class Phrasing:
     def intent(self, rng: random.Random) -> str:
         return rng.choice(self.intents)
 
-    def query(self, rng: random.Random, named: bool = False, pointing: bool = False, **slots: str) -> str:
+    def query(self, rng: random.Random, named: bool | None = None, **slots: str) -> str:
         """A query from the pool whose slots are all given, four times as likely one that uses every
         slot given (naming the work lets a search of the history with the query find its turns: with
         half the pool naming it, about four queries in five do, ``DRAFT.named_query``; the others keep
-        a family's queries from all being one sentence). ``named``: only one that names the work (:data:`WORK_SLOTS`)
-        if the pool has one: after weeks of history "that meeting" points at nothing in particular.
-        ``pointing``: only one that does not name it, if the pool has one (a model told so writes one)."""
+        a family's queries from all being one sentence). ``named`` True: only one that names the work
+        (:data:`WORK_SLOTS`) if the pool has one: after weeks of history "that meeting" points at
+        nothing in particular; False: only one that does not, if the pool has one (a model told so
+        writes one); None: the pool's weights above."""
         usable = [t for t, needs in zip(self.queries, self.query_slots) if needs <= slots.keys()]
         richest = [t for t, needs in zip(self.queries, self.query_slots) if slots and needs == set(slots)]
         naming = [t for t, needs in zip(self.queries, self.query_slots) if needs & WORK_SLOTS and needs <= slots.keys()]
         pointers = [t for t, needs in zip(self.queries, self.query_slots)
-                    if not needs & WORK_SLOTS and needs <= slots.keys()] if pointing else []
+                    if not needs & WORK_SLOTS and needs <= slots.keys()] if named is False else []
         usable = naming if named and naming else pointers if pointers else richest * 3 + usable
         if not usable:
             raise FamilyDefinitionError(f"no query can be rendered with the slots {sorted(slots)}")

@@ -146,13 +146,13 @@ def _task(inputs: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, A
     others = [n for n in listed if n in same_count] if isinstance(listed, dict) else []
     order = list(dict.fromkeys(([plan["task_kind"]] if plan["task_kind"] in FAMILIES else []) + others + same_count))
     notes = notes_from_prompt(inputs["notes"])  # sheets, calendars and messages read back from the prompt's forms
+    told = plan.get("query_names_work")  # whether the query names the work, if the prompt says
+    told = told if isinstance(told, bool) else None
     for name in order:
         draft = FAMILIES[name].build(FAMILIES[name].input(_rng("task", inputs, name + feedback), notes,
                                                           inputs["user"]["username"], inputs["user"]["name"],
                                                           colleagues, now,
-                                                          named_query=bool(plan.get("long_history")
-                                                                           or plan.get("query_names_work") is True),
-                                                          pointing_query=plan.get("query_names_work") is False))
+                                                          named_query=True if plan.get("long_history") else told))
         if draft is not None:
             _remember_plan(draft.description, draft.to_dict()["oracle"])
             written = draft.to_dict()

@@ -50,7 +50,7 @@ def test_queries_use_only_the_slots_given(tmp_path: Path):
     assert named == {"Tell Marcus about the budget."}
     assert {phrasing.query(rng, named=True, first="Marcus") for _ in range(40)} == {"Ask Marcus.", "Plain."}
     # a model told to only point at the work: a query without the work's name, where the pool has one
-    pointing = {phrasing.query(rng, pointing=True, first="Marcus", about="the budget") for _ in range(40)}
+    pointing = {phrasing.query(rng, named=False, first="Marcus", about="the budget") for _ in range(40)}
     assert pointing == {"Ask Marcus.", "Plain."}
 
 
