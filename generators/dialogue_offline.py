@@ -44,7 +44,7 @@ from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.session_clock import SessionClock, working_days_before
 from generators.sibling_works import Sibling
 from generators.small_talk import WordingsExhausted
-from generators.spoken_time import is_relative, names_any, spoken
+from generators.spoken_time import is_relative, names_any, said_in, spoken
 from generators.thread_bank import OPENERS, REPLIES, SENTENCE_CUES, Deck, threads
 from generators.withheld import withheld_kind, withhold
 from generators.work_names import WorkNames, noun_twice
@@ -316,13 +316,15 @@ class HistoryWriter:
         allowed = [v for v in self.values if (must and v in must.lower()) or (also and v in also.lower())]
         about = str(ctx.get("about") or "").lower()
         others = [v for v in self.values if v not in allowed]
+        # a value said with its article ("the salary column") takes a capital where it opens a sentence
+        opens = must[:4] == "the "
 
         def ok(text: str) -> bool:
             low = text.lower()
             if must and must not in text:
                 return False
-            if must and not self.bare_values and text.strip(" .!?") == must.strip(" .!?"):
-                return False  # the value alone: a template's slot, not what a person says
+            if must and not self.bare_values and not opens and text.strip(" .!?") == must.strip(" .!?"):
+                return False  # the value alone: a template's slot, not what a person says ("The salary column." is)
             if not question and text.rstrip().endswith("?"):
                 return False
             if self.answers.any_in(text.replace(must, " ") if must else text):  # "a gap or two" says 2
@@ -343,11 +345,16 @@ class HistoryWriter:
             keys.append(("recap", "any"))
         blank = {k for k, v in ctx.items() if not v}  # e.g. no usable user name: skip lines that use it
 
+        def fitting(text: str | None) -> str | None:  # a rendered line, capitalised where it must be, if ok
+            if text is not None and opens:
+                text = capitalise_openings(text, must)
+            return text if text is not None and ok(text) else None
+
         def draw(prefix: str, join: Callable[[str, str], str | None] = lambda p, t: p + t) -> str | None:
             for key in keys:
                 deck = self.decks.get(key)
-                text = deck.draw(lambda e: None if e.needs & blank else (
-                    lambda t: t if t is not None and ok(t) else None)(join(prefix, e.render(ctx)))) if deck else None
+                text = deck.draw(lambda e: None if e.needs & blank else fitting(join(prefix, e.render(ctx)))) \
+                    if deck else None
                 if text is not None:
                     self.said.add(text)
                     return text
@@ -434,7 +441,7 @@ class HistoryWriter:
         cue = piece.cue if piece.cue in threads().cues else "note"
         if event.move == "distract" and not event.about:  # its own sentence, its value as the user says it
             said = spoken(event.said, piece.cue)
-            ctx["text"] = event.text.replace(event.said, said)
+            ctx["text"] = said_in(event.text, event.said, said)
             return self._line("distract", "any", ctx, said), marks
         # a near miss said of another work: in the words a detail is stated in
         move = "correct" if event.move == "correct" else "state"

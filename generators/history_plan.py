@@ -49,7 +49,7 @@ from generators.derivation import (
     written_day,
 )
 from generators.model import Derivation, MemoryPiece
-from generators.spoken_time import is_relative, say_day, say_value, say_window, spoken
+from generators.spoken_time import is_relative, said_in, say_day, say_value, say_window, spoken
 from generators.thread_bank import SENTENCE_CUES
 from generators.value_pools import FILE_NAMES
 from generators.withheld import withheld_kind
@@ -90,7 +90,7 @@ class Event:
         if said:
             data["say"] = said
         if self.text:
-            data["text"] = self.text.replace(self.said, said) if self.said else self.text
+            data["text"] = said_in(self.text, self.said, said) if self.said else self.text
         if self.mark:
             data["mark"] = self.mark
         if self.split:

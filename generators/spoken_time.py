@@ -282,11 +282,41 @@ def say_window(value: str) -> str | None:
     return f"{match.group(1)} to {match.group(2)}" if match else None
 
 
+ARTICLE_CUES = ("column_total", "question")  # values that are a noun phrase: said with their article
+
+
 def spoken(value: str, cue: str) -> str:
     """A value as the user says it: a clock range in words (:func:`say_window`), a sheet's headers
     in a value that names columns ("the Item with the highest Quantity") turned into words ("the
-    item with the highest quantity"; "Q3" and "IT" stay). The memory marks match either way, case aside."""
+    item with the highest quantity"; "Q3" and "IT" stay), and a noun phrase with its article, as
+    any frame says it ("It's the salary column.", "The answer is the office move."; a bare
+    "salary" or "office move" is a template's slot). The memory marks match either way, case aside."""
     window = say_window(value)
     if window:
         return window
-    return TITLE_WORD_RE.sub(lambda m: m.group(0).lower(), value) if cue in HEADER_CUES else value
+    if cue not in HEADER_CUES:
+        return value
+    words = TITLE_WORD_RE.sub(lambda m: m.group(0).lower(), value)
+    return with_article(words, cue) if cue in ARTICLE_CUES else words
+
+
+def with_article(phrase: str, cue: str) -> str:
+    """``phrase`` as a noun phrase with its article: a column's name as the column ("the salary
+    column"; "the total of the salary column", "the total salary" and "the salary total" as they are)."""
+    low = phrase.lower()
+    if not phrase or low.startswith("the "):
+        return phrase
+    if cue == "column_total" and not re.search(r"\b(?:totals?|columns?)\b", low):
+        return f"the {phrase} column"
+    return f"the {phrase}"
+
+
+def said_in(text: str, raw: str, said: str) -> str:
+    """``text`` (a sentence that says ``raw``) with ``raw`` said as ``said`` (its spoken form); an
+    article the sentence gives it already is not said twice ("the salary total" stays, never "the
+    the salary total")."""
+    if not raw or raw == said:
+        return text
+    if said[:4].lower() != "the ":
+        return text.replace(raw, said)
+    return re.sub(rf"(\b[Tt]he )?{re.escape(raw)}", lambda m: m.group(1) + said[4:] if m.group(1) else said, text)

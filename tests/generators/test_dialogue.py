@@ -14,7 +14,7 @@ import pytest
 from generators.dialogue_offline import capitalise_openings, generate_dialogue, plan_dialogue, task_values
 from generators.families import FAMILIES
 from generators.model import Distractor, MemoryPiece, Session, TaskDraft, Turn
-from generators.spoken_time import names_value, read_times
+from generators.spoken_time import names_value, read_times, said_in, spoken
 from generators.thread_bank import MOVE_ROLES, THREADS_BANK, bank_sizes, threads
 from generators.work_names import namings
 from verifier import check_dialogue
@@ -787,6 +787,42 @@ def test_a_topic_given_alone_keeps_its_article(monkeypatch):
                 assert re.search(r"\bthe hiring plan\b", turn.text, re.I), turn.text
                 answers += i >= 2 and turns[i - 1].role == "assistant" and turns[i - 1].text.endswith("?")
     assert answers  # given in two turns, and its answer said the article
+
+
+@pytest.mark.parametrize(("cue", "said"), [
+    ("column_total", {"total of the Salary column": "the total of the salary column",
+                      "total of the Bonus column": "the total of the bonus column",
+                      "Overtime total": "the overtime total"}),
+    ("column_total", {"Amount": "the amount column", "Quantity": "the quantity column",
+                      "Unit Price": "the unit price column"}),
+    ("question", {"category with the highest Q3": "the category with the highest Q3",
+                  "category with the lowest Q3": "the category with the lowest Q3",
+                  "category with the highest Q1": "the category with the highest Q1"}),
+])
+def test_a_column_or_a_question_is_said_with_its_article_in_every_frame(cue, said):
+    """A column or a question's subject is a noun phrase: every turn that says it (stated, given
+    after the assistant asks, corrected, turned down, or its earlier and near-miss values) says it
+    with its article ("It's the salary column.", never "It's total of the salary column.") and a
+    capital where it opens a sentence; a near miss's own sentence never says "the the"."""
+    value, earlier, near = said
+    piece = MemoryPiece("m1", "fact", f"the figure should come from the {value}", value, thread="t1", cue=cue,
+                        about="the review total", superseded=(earlier,),
+                        distractors=(Distractor(near, f"the {near} was already sent round last week"),))
+    told = 0
+    for seed in range(6):
+        for turn in all_turns(gen(make_draft([piece]), seed=seed)):
+            if turn.role != "user" or not (turn.evidence or turn.superseded or turn.distractor):
+                continue
+            low = turn.text.lower()
+            assert "the the " not in low, turn.text
+            for raw, form in said.items():
+                if raw.lower() in low:
+                    told += 1
+                    assert form.lower() in low, turn.text
+                    assert not turn.text.startswith(form), turn.text  # "The salary column." opens with a capital
+    assert told >= 12
+    assert {raw: spoken(raw, cue) for raw in said} == said
+    assert said_in("The Overtime total was sent.", "Overtime total", "the overtime total") == "The overtime total was sent."
 
 
 def test_no_user_line_echoes_the_work_as_a_question_or_says_someone_twice():
