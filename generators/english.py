@@ -65,17 +65,29 @@ def column_words(header: str) -> str:
 _WORD = re.compile(r"[a-z0-9']+(?:[_.@/-][a-z0-9']+)*")  # a file name or an address is one word
 
 
+# Words of a reaction that a line says once: "How nice, that's nice to hear", "That sounds lovely,
+# by the sound of it" say them twice, as a reaction and its comment drawn apart do.
+_SAID_ONCE = {word: word for word in ("nice", "lovely", "good", "great", "brilliant", "wonderful", "fantastic",
+                                      "excellent", "amazing", "perfect", "fair", "classic", "interesting", "lucky",
+                                      "treat", "sound", "love")}
+_SAID_ONCE.update(sounds="sound", loved="love")
+
+
 @functools.lru_cache(maxsize=4096)
 def repeats_itself(text: str) -> bool:
-    """A word said twice in a row ("the Prism Dashboard dashboard"; a number may repeat) or a phrase
-    of three words said twice ("see you soon. See you soon."). Remembered for the last few
-    thousand lines: small talk draws the same lines again in other histories."""
+    """A word said twice in a row ("the Prism Dashboard dashboard"; a number may repeat), a phrase
+    of three words said twice ("see you soon. See you soon.") or a word of a reaction said twice
+    ("How nice, that's nice to hear"). Remembered for the last few thousand lines: small talk draws
+    the same lines again in other histories."""
     words = _WORD.findall(text.lower())
     for a, b in zip(words, words[1:]):
         if a == b and not a.isdigit():
             return True
     grams = list(zip(words, words[1:], words[2:]))
-    return len(grams) != len(set(grams))
+    if len(grams) != len(set(grams)):
+        return True
+    reacted = [_SAID_ONCE[w] for w in words if w in _SAID_ONCE]
+    return len(reacted) != len(set(reacted))
 
 
 _FILLERS_RE = re.compile(r"^(?:(?:ha|haha|mm|hmm|well|oh|ah|so|right|okay|ok|anyway|honestly|actually|yeah|funny|"

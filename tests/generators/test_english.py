@@ -48,6 +48,13 @@ def test_repeats_itself():
     assert repeats_itself("Enjoy the park, see you soon. See you soon.")
     assert not repeats_itself("Scores went 2 2 at half time, see you soon.")  # a number may repeat
     assert not repeats_itself("notes_may.docx and notes_june.docx are both in the folder")
+    # a reaction's word said twice: its short word and its comment drawn apart
+    assert repeats_itself("How nice, that's nice to hear.")
+    assert repeats_itself("Oh, lovely, that sounds grand, by the sound of it.")
+    assert repeats_itself("Good plan, that sounds like a good idea.")
+    assert not repeats_itself("Oh, lovely, that sounds grand, I must say.")
+    assert not repeats_itself("Love that, a lovely thing to hear.")  # two words, each said once
+
 
 
 def test_bare_takes_off_what_the_closers_pattern_does():

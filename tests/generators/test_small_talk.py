@@ -189,6 +189,18 @@ def test_twenty_histories_little_cross_history_overlap_and_no_repeats_inside_one
     assert shared / total <= 0.15, f"{shared / total:.1%} of utterances occur verbatim in another history"
 
 
+def test_reactions_say_a_word_of_praise_once():
+    """A reaction's short word and its comment are drawn apart: none says its word twice ("Aw,
+    lovely, that's lovely to hear"; "Sounds like a treat, by the sound of it")."""
+    twice = re.compile(r"\b(nice|lovely|good|great|brilliant|wonderful|fantastic|sound)\b.*\b\1\b", re.I)
+    said = 0
+    for seed in range(4):
+        for role, text in texts(history(make(seed), spread_start(seed), seed=seed)):
+            said += role == "assistant"
+            assert not twice.search(text.replace("sounds", "sound").replace("Sounds", "sound")), text
+    assert said > 300
+
+
 def test_no_repeats_even_in_a_long_history():
     st = make(77)
     hist = history(st, date(2025, 2, 3), sessions=12, seed=5)
