@@ -822,7 +822,8 @@ def test_a_column_or_a_question_is_said_with_its_article_in_every_frame(cue, sai
                     assert not turn.text.startswith(form), turn.text  # "The salary column." opens with a capital
     assert told >= 12
     assert {raw: spoken(raw, cue) for raw in said} == said
-    assert said_in("The Overtime total was sent.", "Overtime total", "the overtime total") == "The overtime total was sent."
+    assert said_in("The Overtime total was sent.", "Overtime total", "the overtime total") \
+        == "The overtime total was sent."
 
 
 def test_no_user_line_echoes_the_work_as_a_question_or_says_someone_twice():
