@@ -85,6 +85,7 @@ class WriterLines:
     clean: Callable[[str], bool]  # a text holds no task value, no checked answer, no line said elsewhere
     free_on: Callable[[str, datetime], bool]  # a text names no colleague the office shows away that day
     keeps_rule: Callable[[str], bool]  # a cue's two-turn detail has answer lines of its own
+    answer_names_work: Callable[[], bool]  # drawn per answer: it names its work, as the task's as often do
     new_thread: Callable[[], str]  # the mark of a new work thread ("w7")
 
 
@@ -230,7 +231,7 @@ class DecoyTalk:
                     kind = withheld_kind(told) if told != new else None
                     if kind and room >= 2 and self.rng.random() < HISTORY.split:  # in two turns, as the task's are
                         try:
-                            answer = self.lines.line("answer", "any",
+                            answer = self.lines.line("answer", self._answer_lines(),
                                                      {**self._decoy_ctx(decoy, when, answer=True), "value": said},
                                                      said)
                             return [(self.lines.line("correct_split", kind, ctx),
@@ -246,6 +247,11 @@ class DecoyTalk:
         text = self.lines.line("mention", "any", ctx)
         return [(text, self.lines.line("mention_reply", "asked" if text.endswith("?") else "job", ctx, question=False))]
 
+    def _answer_lines(self) -> str:
+        """The answer lines a detail given after the assistant asks is drawn from: those that name
+        the work as often as the task's answers do (``answer.named``), else any."""
+        return "named" if self.lines.answer_names_work() else "any"
+
     def _decoy_detail(self, decoy: Decoy, ctx: dict[str, Any], ask_cue: str, cue: str, value: str, when: datetime,
                       room: int) -> list[tuple[str, str]]:
         """A decoy's detail said as the task's are: after the assistant's question (the value
@@ -259,7 +265,7 @@ class DecoyTalk:
         if held is not None:
             try:
                 opener, ask = self.lines.say_withheld(value, held[0], held[1], cue, ctx)
-                answer = self.lines.line("answer", "any",
+                answer = self.lines.line("answer", self._answer_lines(),
                                          {**self._decoy_ctx(decoy, when, answer=True), "value": held[0]}, held[0])
                 return [(opener, ask), (answer, self.lines.line("after", "job", ctx, question=False))]
             except ValueError:
@@ -269,7 +275,7 @@ class DecoyTalk:
             opener = self.lines.line("split" if shape < split else "mention", "any", ctx, question=False)
             ask = self.lines.ask(ask_cue, ctx)
             if shape < split:  # the value alone (a sentence as the task's sentences are answered; a rule kept)
-                own = "sentence" if sentence else cue if self.lines.keeps_rule(cue) else "any"
+                own = "sentence" if sentence else cue if self.lines.keeps_rule(cue) else self._answer_lines()
                 text = self.lines.line("answer", own,
                                        {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
             else:  # the detail in full

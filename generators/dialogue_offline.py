@@ -258,7 +258,7 @@ class HistoryWriter:
         self.named_answers = named_answers
         lines = WriterLines(line=self._line, lead=self._lead, ask=self._ask, say_withheld=self._say_withheld,
                             slots=self._slots, clean=self.clean, free_on=self.free_on, keeps_rule=self.keeps_rule,
-                            new_thread=self.new_thread)
+                            answer_names_work=self.answer_names_work, new_thread=self.new_thread)
         self.decoys = DecoyTalk(rng=rng, lines=lines, names=self.names, pieces=self.pieces, values=self.values,
                                 task_words=self.task_words, colleagues=self.colleagues, told=told)
 
@@ -273,6 +273,11 @@ class HistoryWriter:
         after the sibling works' (at most "w99")."""
         self.work_threads += 1
         return f"w{min(self.work_threads, 99)}"
+
+    def answer_names_work(self) -> bool:
+        """Drawn per two-turn detail, the task's and the other jobs' alike: its answer names its work
+        (over weeks a retriever must find it; a share of ``named_answers``)."""
+        return bool(self.named_answers) and self.rng.random() < self.named_answers
 
     def keeps_rule(self, cue: str) -> bool:
         """Whether a detail of ``cue`` given in two turns has answer lines of its own (``answer.<cue>``):
@@ -452,7 +457,7 @@ class HistoryWriter:
             sentence = "" if bare else self._near_request(piece, said)  # (bare: the value its request left out)
             if sentence:  # a wrong plan asked for in the lines the right one is: only the work it is for differs
                 return self._line(move, "sentence" if answer else cue, {**ctx, "value": sentence}, sentence), marks
-            named = not answer or (self.named_answers and self.rng.random() < self.named_answers)
+            named = not answer or self.answer_names_work()
             return self._line("answer", "named" if named else "any", {**ctx, "value": said}, said), marks
         whole = piece.value == piece.text  # a whole clause is said as one, even as an answer
         if (cue not in SENTENCE_CUES or bare) and not whole:
@@ -461,7 +466,7 @@ class HistoryWriter:
             if move in ("state", "correct") or self.keeps_rule(cue):
                 line_cue = cue
             else:  # over weeks, a two-turn detail's answer often names its work: a retriever must find it
-                line_cue = "named" if self.named_answers and self.rng.random() < self.named_answers else "any"
+                line_cue = "named" if self.answer_names_work() else "any"
             text = self._line(move, line_cue, ctx, said)
             # words, not a name (a spoken form, a relation): a sentence that starts with them starts with a
             # capital; a relation that opens with a file's own name keeps the name as it is written

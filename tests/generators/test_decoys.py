@@ -195,3 +195,30 @@ def test_a_jobs_files_sit_in_the_folder_the_tasks_files_do():
         want = {"reports/"} if folder is None else {folder}
         assert found and found <= want | {""}, (text, found)
         assert folder != "data/" or "data/" in found
+
+
+def test_a_jobs_answers_name_their_work_as_often_as_the_tasks(monkeypatch):
+    """A detail given after the assistant asks is drawn from the answers that name their work
+    (``answer.named``) at one rate for the task's threads and the other jobs' alike: a line that
+    names its work says nothing of whose work it is."""
+    import sys
+
+    from generators.dialogue_offline import HistoryWriter
+
+    drawn = {"generators.dialogue_offline": [0, 0], "generators.decoy_talk": [0, 0]}  # [answers, named]
+    line = HistoryWriter._line
+
+    def noted(self, move, cue, *args, **kwargs):
+        caller = sys._getframe(1).f_globals["__name__"]
+        if move == "answer" and cue in ("named", "any") and caller in drawn:
+            drawn[caller][0] += 1
+            drawn[caller][1] += cue == "named"
+        return line(self, move, cue, *args, **kwargs)
+
+    monkeypatch.setattr(HistoryWriter, "_line", noted)
+    for seed in range(16):
+        gen(DRAFT, seed=seed, days=25, utterances_per_day=12)
+    (tasks, task_named), (jobs, job_named) = drawn.values()
+    assert tasks >= 20 and jobs >= 40, drawn
+    assert abs(task_named / tasks - job_named / jobs) < 0.15, drawn
+    assert 0.4 < job_named / jobs < 0.8, drawn
