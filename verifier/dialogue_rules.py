@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from itertools import accumulate
@@ -31,6 +30,7 @@ from generators.derivation import PRESUPPOSED, file_parts, follows, names_a_copy
 from generators.model import Derivation, Session, TaskDraft, Turn, Verdict
 from generators.specifics import says_value
 from generators.spoken_time import read_times, say_window, value_time
+from office_env.formats.built import Kept
 
 # Completion claims: the assistant may promise ("I'll send it") but never report an action as
 # carried out. Matched on lower-cased text with typographic apostrophes made plain.
@@ -240,8 +240,8 @@ def _wrong_name(value: str) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![\w./-]){re.escape(name.lower())}(?![\w-])")
 
 
-_MARKS_SEEN: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()  # frozen (memory, turns) -> problems
 MAX_MARKS_SEEN = 8  # a build checks a dialogue's marks twice in a row (its verifier, then its evidence gate)
+_MARKS_SEEN: Kept[tuple[str, ...]] = Kept(MAX_MARKS_SEEN)  # frozen (memory, turns) -> problems
 
 
 def _frozen(value: Any) -> Any:
@@ -280,14 +280,7 @@ def mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) -> list
     key = (frozen, tuple(turns)) if frozen is not None and _plain(turns) else None
     if key is None:
         return find_mark_problems(memory, turns)
-    if key in _MARKS_SEEN:
-        _MARKS_SEEN.move_to_end(key)
-        return list(_MARKS_SEEN[key])
-    problems = find_mark_problems(memory, turns)
-    _MARKS_SEEN[key] = tuple(problems)
-    while len(_MARKS_SEEN) > MAX_MARKS_SEEN:
-        _MARKS_SEEN.popitem(last=False)
-    return problems
+    return list(_MARKS_SEEN.get(key, lambda: tuple(find_mark_problems(memory, turns))))
 
 
 def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) -> list[str]:
