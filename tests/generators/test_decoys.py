@@ -216,7 +216,7 @@ def test_a_jobs_answers_name_their_work_as_often_as_the_tasks(monkeypatch):
         return line(self, move, cue, *args, **kwargs)
 
     monkeypatch.setattr(HistoryWriter, "_line", noted)
-    for seed in range(16):
+    for seed in range(24):
         gen(DRAFT, seed=seed, days=25, utterances_per_day=12)
     (tasks, task_named), (jobs, job_named) = drawn.values()
     assert tasks >= 20 and jobs >= 40, drawn
