@@ -328,8 +328,8 @@ class HistoryWriter:
             low = text.lower()
             if must and must not in text:
                 return False
-            if must and not self.bare_values and not opens and text.strip(" .!?") == must.strip(" .!?"):
-                return False  # the value alone: a template's slot, not what a person says ("The salary column." is)
+            if must and not self.bare_values and text.strip(" .!?") == must.strip(" .!?"):
+                return False  # the value alone: a template's slot, not what a person says
             if not question and text.rstrip().endswith("?"):
                 return False
             if self.answers.any_in(text.replace(must, " ") if must else text):  # "a gap or two" says 2
@@ -350,10 +350,14 @@ class HistoryWriter:
             keys.append(("recap", "any"))
         blank = {k for k, v in ctx.items() if not v}  # e.g. no usable user name: skip lines that use it
 
-        def fitting(text: str | None) -> str | None:  # a rendered line, capitalised where it must be, if ok
-            if text is not None and opens:
+        def fitting(text: str | None) -> str | None:  # a rendered line if ok, capitalised where it must be
+            if text is None or not ok(text):
+                return None
+            if opens:
                 text = capitalise_openings(text, must)
-            return text if text is not None and ok(text) else None
+                if text in self.said:
+                    return None
+            return text
 
         def draw(prefix: str, join: Callable[[str, str], str | None] = lambda p, t: p + t) -> str | None:
             for key in keys:
@@ -445,9 +449,8 @@ class HistoryWriter:
         assert piece is not None
         cue = piece.cue if piece.cue in threads().cues else "note"
         if event.move == "distract" and not event.about:  # its own sentence, its value as the user says it
-            said = spoken(event.said, piece.cue)
-            ctx["text"] = said_in(event.text, event.said, said)
-            return self._line("distract", "any", ctx, said), marks
+            ctx["text"] = said_in(event.text, event.said, piece.cue)  # its sentence gives the value its article
+            return self._line("distract", "any", ctx, spoken(event.said, piece.cue, article=False)), marks
         # a near miss said of another work: in the words a detail is stated in
         move = "correct" if event.move == "correct" else "state"
         if answer:

@@ -90,7 +90,7 @@ class Event:
         if said:
             data["say"] = said
         if self.text:
-            data["text"] = said_in(self.text, self.said, said) if self.said else self.text
+            data["text"] = said_in(self.text, self.said, self.piece.cue) if self.said and self.piece else self.text
         if self.mark:
             data["mark"] = self.mark
         if self.split:

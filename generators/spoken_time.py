@@ -285,38 +285,46 @@ def say_window(value: str) -> str | None:
 ARTICLE_CUES = ("column_total", "question")  # values that are a noun phrase: said with their article
 
 
-def spoken(value: str, cue: str) -> str:
+def spoken(value: str, cue: str, article: bool = True) -> str:
     """A value as the user says it: a clock range in words (:func:`say_window`), a sheet's headers
     in a value that names columns ("the Item with the highest Quantity") turned into words ("the
     item with the highest quantity"; "Q3" and "IT" stay), and a noun phrase with its article, as
     any frame says it ("It's the salary column.", "The answer is the office move."; a bare
-    "salary" or "office move" is a template's slot). The memory marks match either way, case aside."""
+    "salary" or "office move" is a template's slot; ``article=False``: without it, for a sentence
+    that gives its own). The memory marks match either way, case aside."""
     window = say_window(value)
     if window:
         return window
     if cue not in HEADER_CUES:
         return value
     words = TITLE_WORD_RE.sub(lambda m: m.group(0).lower(), value)
-    return with_article(words, cue) if cue in ARTICLE_CUES else words
+    return with_article(words, cue) if article and cue in ARTICLE_CUES else words
 
 
 def with_article(phrase: str, cue: str) -> str:
     """``phrase`` as a noun phrase with its article: a column's name as the column ("the salary
-    column"; "the total of the salary column", "the total salary" and "the salary total" as they are)."""
+    column"; "the total of the salary column", "the total salary", "the bonus figures" as they are)."""
     low = phrase.lower()
     if not phrase or low.startswith("the "):
         return phrase
-    if cue == "column_total" and not re.search(r"\b(?:totals?|columns?)\b", low):
+    if cue == "column_total" and not re.search(r"\b(?:totals?|columns?|figures)\b", low):
         return f"the {phrase} column"
     return f"the {phrase}"
 
 
-def said_in(text: str, raw: str, said: str) -> str:
-    """``text`` (a sentence that says ``raw``) with ``raw`` said as ``said`` (its spoken form); an
-    article the sentence gives it already is not said twice ("the salary total" stays, never "the
-    the salary total")."""
-    if not raw or raw == said:
+# a word before a value that gives it its article already ("our Salary column", "a Salary figure")
+_DETERMINER = r"(?:\b((?i:the|an?|our|this|that|their|your|my|its)) )?"
+
+
+def said_in(text: str, raw: str, cue: str) -> str:
+    """``text`` (a sentence that says ``raw``, a value of ``cue``) with ``raw`` said as people say it
+    (:func:`spoken`), where the sentence gives it a word of its own before it ("the", "our", "a")
+    without the article ("the salary total was sent", "a salary figure"; never "the the salary
+    total" or "a the salary column figure")."""
+    said = spoken(raw, cue) if raw else raw
+    if said == raw:
         return text
-    if said[:4].lower() != "the ":
+    bare = spoken(raw, cue, article=False)
+    if bare == said:
         return text.replace(raw, said)
-    return re.sub(rf"(\b[Tt]he )?{re.escape(raw)}", lambda m: m.group(1) + said[4:] if m.group(1) else said, text)
+    return re.sub(_DETERMINER + re.escape(raw), lambda m: f"{m.group(1)} {bare}" if m.group(1) else said, text)

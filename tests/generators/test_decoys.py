@@ -216,9 +216,9 @@ def test_a_jobs_answers_name_their_work_as_often_as_the_tasks(monkeypatch):
         return line(self, move, cue, *args, **kwargs)
 
     monkeypatch.setattr(HistoryWriter, "_line", noted)
-    for seed in range(24):
+    for seed in range(100):
         gen(DRAFT, seed=seed, days=25, utterances_per_day=12)
     (tasks, task_named), (jobs, job_named) = drawn.values()
-    assert tasks >= 20 and jobs >= 40, drawn
+    assert tasks >= 150 and jobs >= 200, drawn  # a gap of 0.15 is three standard errors
     assert abs(task_named / tasks - job_named / jobs) < 0.15, drawn
-    assert 0.4 < job_named / jobs < 0.8, drawn
+    assert 0.5 < job_named / jobs < 0.8, drawn
