@@ -29,6 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 from generators.chances import HISTORY
 from generators.decoy_talk import DECOYS, DecoyTalk, TurnSpec, WriterLines, name_words, names_task_day
 from generators.decoys import ToldJob
+from generators.english import mid_sentence
 from generators.history_plan import (
     LONG_HISTORY_MENTIONS,
     SHORT_SESSION,
@@ -449,7 +450,8 @@ class HistoryWriter:
         assert piece is not None
         cue = piece.cue if piece.cue in threads().cues else "note"
         if event.move == "distract" and not event.about:  # its own sentence, its value as the user says it
-            ctx["text"] = said_in(event.text, event.said, piece.cue)  # its sentence gives the value its article
+            # its sentence gives the value its article, and is said inside the line's own
+            ctx["text"] = mid_sentence(said_in(event.text, event.said, piece.cue))
             return self._line("distract", "any", ctx, spoken(event.said, piece.cue, article=False)), marks
         # a near miss said of another work: in the words a detail is stated in
         move = "correct" if event.move == "correct" else "state"

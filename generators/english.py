@@ -44,6 +44,17 @@ def with_article(phrase: str) -> str:
     return f"{article(phrase)} {phrase}"
 
 
+_FUNCTION_OPENERS = frozenset("the a an our this that these those my their its his her last someone".split())
+
+
+def mid_sentence(clause: str) -> str:
+    """``clause`` as it reads inside a sentence: a capital that only marked its start is dropped
+    ("The overtime total was sent" after "I noticed"), a name's or an acronym's is kept."""
+    first = clause.split(" ", 1)[0]
+    keeps = first.lower() not in _FUNCTION_OPENERS or len(first) > 1 and not first[1:].islower()  # "THE", "AN"
+    return clause if keeps else clause[:1].lower() + clause[1:]
+
+
 def join_and(items: list[str], conjunction: str = "and") -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     items = [i for i in items if i]

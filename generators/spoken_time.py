@@ -298,10 +298,10 @@ def spoken(value: str, cue: str, article: bool = True) -> str:
     if cue not in HEADER_CUES:
         return value
     words = TITLE_WORD_RE.sub(lambda m: m.group(0).lower(), value)
-    return with_article(words, cue) if article and cue in ARTICLE_CUES else words
+    return with_definite_article(words, cue) if article and cue in ARTICLE_CUES else words
 
 
-def with_article(phrase: str, cue: str) -> str:
+def with_definite_article(phrase: str, cue: str) -> str:
     """``phrase`` as a noun phrase with its article: a column's name as the column ("the salary
     column"; "the total of the salary column", "the total salary", "the bonus figures" as they are)."""
     low = phrase.lower()

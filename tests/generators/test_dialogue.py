@@ -833,6 +833,12 @@ def test_a_column_or_a_question_is_said_with_its_article_in_every_frame():
     assert said_in("our Salary column and a Salary figure", "Salary", "column_total") \
         == "our salary column and a salary figure"
     assert said_in("they want Salary", "Salary", "column_total") == "they want the salary column"
+    # a near miss whose own sentence opens with a capital (an llm draft's) is said inside the line
+    near = MemoryPiece("m1", "fact", "the figure should come from the Amount", "Amount", thread="t1",
+                       cue="column_total", about="the review total",
+                       distractors=(Distractor("Unit Price", "The Unit Price was already sent round last week"),))
+    nears = [t.text for seed in range(6) for t in all_turns(gen(make_draft([near]), seed=seed)) if t.distractor]
+    assert nears and all("the unit price was already sent round" in t for t in nears), nears
 
 
 def test_no_user_line_echoes_the_work_as_a_question_or_says_someone_twice():

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from generators import english
-from generators.english import article, column_words, join_and, possessive
+from generators.english import article, column_words, join_and, mid_sentence, possessive
 
 
 @pytest.mark.parametrize("name, expected", [
@@ -55,6 +55,15 @@ def test_repeats_itself():
     assert not repeats_itself("Oh, lovely, that sounds grand, I must say.")
     assert not repeats_itself("Love that, a lovely thing to hear.")  # two words, each said once
 
+
+
+@pytest.mark.parametrize("clause, inside", [
+    ("The overtime total was sent round", "the overtime total was sent round"), ("A bill came in", "a bill came in"),
+    ("Last month it was 40", "last month it was 40"), ("Priya asked about it", "Priya asked about it"),
+    ("IT asked", "IT asked"), ("AN HR review", "AN HR review"), ("the rota", "the rota"),
+])
+def test_mid_sentence_drops_only_a_capital_that_marked_a_start(clause, inside):
+    assert mid_sentence(clause) == inside
 
 
 def test_bare_takes_off_what_the_closers_pattern_does():
