@@ -371,10 +371,10 @@ class HistoryWriter:
             return None
 
         text = None
-        if move in _ACKNOWLEDGING and cue != "asked" and opener and self.rng.random() < HISTORY.reply_opener:
+        if move in _ACKNOWLEDGING and opener and self.rng.random() < HISTORY.reply_opener:
             # a short opener before the reply: an assistant's stock lines then rarely come out the
-            # same in two histories
-            text = draw(self.rng.choice(_REPLY_OPENERS), with_opener)
+            # same in two histories (an answer to the user's question opens as an answer does)
+            text = draw(self.rng.choice(_ANSWER_OPENERS if cue == "asked" else _REPLY_OPENERS), with_opener)
         text = text or draw("")
         if text is None and (move in REPLIES or move == "ask"):  # every reply said: a short opener widens the choice
             for opening in self.rng.sample(OPENERS, len(OPENERS)):
@@ -780,7 +780,9 @@ def _works_in_any_order(by_thread: dict[str, list[Event]], rng: random.Random) -
 
 _REPLY_OPENERS = ("Okay", "Right", "Thanks", "Ah", "Mm", "Alright", "Sure", "Oh", "Good", "Noted", "Got it", "I see")
 # replies that take in what the user said (not the answer to a question of theirs)
-_ACKNOWLEDGING = ("after", "raise_reply", "mention_reply", "recap_reply", "prompt", "ask")
+_ACKNOWLEDGING = ("after", "raise_reply", "mention_reply", "recap_reply", "prompt", "ask", "ask_withheld")
+_ANSWER_OPENERS = ("Well", "Mm", "Hmm", "Honestly", "Let me see", "So")  # before an answer to "Where are we on it?"
+_LEADS_ON = frozenset(("Well", "Honestly", "Let me see", "So"))  # read on into the line: "Well, only a few ..."
 _ACKS = {"okay", "right", "alright", "mm", "ah", "oh", "sure", "thanks", "fine"}
 # first words of replies that read on in lower case after "Okay, ..." (a name or "I" keeps its capital)
 _READS_ON = {"got", "noted", "good", "great", "perfect", "understood", "that", "that's", "which", "what", "who",
@@ -799,8 +801,10 @@ def with_opener(opener: str, line: str) -> str | None:
         return None
     if word in _ACKS:  # no "Okay, right, ...": the opener takes the acknowledgement's place
         return f"{opener}{line[len(word):]}" if line[len(word):len(word) + 1] in (",", ".") else None
-    if word in _READS_ON:
+    if word in _READS_ON or opener in _LEADS_ON and word not in ("i", "i'm", "i've", "i'll", "i'd"):
         return f"{opener}, {line[:1].lower()}{line[1:]}"
+    if opener in _LEADS_ON:
+        return f"{opener}, {line}"  # "Well, I have ..."
     return f"{opener}. {line}"
 
 

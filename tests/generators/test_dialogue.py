@@ -702,21 +702,31 @@ def test_no_day_or_time_is_said_as_a_stamp():
 def test_a_question_about_the_work_gets_an_answer_not_a_nod():
     """"Did the room booking come up in your notes at all?" is answered ("Yes, it's in my notes.
     Some details are still missing."), never "Happy to help when you're ready."; for the task's
-    work and other jobs' alike."""
-    def pattern(line) -> re.Pattern[str]:
-        return re.compile("".join(re.escape(p) if isinstance(p, str) else ".+" for p in line.parts) + "$")
+    work and other jobs' alike; it may open as an answer does ("Well, ...", "Mm. ..."), never with
+    a nod ("Thanks. ...", "Got it, ...")."""
+    from generators.dialogue_offline import with_opener
 
+    def pattern(line) -> re.Pattern[str]:
+        return re.compile("".join(re.escape(p) if isinstance(p, str) else ".+" for p in line.parts) + "$", re.I)
+
+    assert with_opener("Well", "Only a few pieces so far.") == "Well, only a few pieces so far."
+    assert with_opener("Honestly", "I have the parts you gave me.") == "Honestly, I have the parts you gave me."
+    assert with_opener("Mm", "Only a few pieces so far.") == "Mm. Only a few pieces so far."
+    opened = re.compile(r"^(?:Well|Mm|Hmm|Honestly|Let me see|So)[,.] ")
     asked = [pattern(line) for line in threads().lines[("mention", "any")] if line.render(
         {k: "x" for k in line.needs}).endswith("?")]
     answers = [pattern(line) for line in threads().lines[("mention_reply", "asked")]]
     seen = {"t": 0, "w": 0}
+    openings = 0
     for seed in range(12):  # three of the bank's forty mentions are questions: a dozen histories ask some
         turns = all_turns(gen(seed=seed, days=10))
         for turn, reply in zip(turns, turns[1:]):
             if turn.role == "user" and turn.thread[:1] in seen and any(p.match(turn.text) for p in asked):
                 seen[turn.thread[:1]] += 1
-                assert reply.role == "assistant" and any(p.match(reply.text) for p in answers), (turn.text, reply.text)
-    assert seen["t"] and seen["w"]
+                answer = opened.sub("", reply.text)
+                openings += answer != reply.text
+                assert reply.role == "assistant" and any(p.match(answer) for p in answers), (turn.text, reply.text)
+    assert seen["t"] and seen["w"] and openings
 
 
 def test_a_window_given_in_two_turns_keeps_its_rule(monkeypatch):

@@ -218,7 +218,14 @@ def test_a_changed_detail_in_two_turns_says_what_kind_of_detail_changed():
 
     kinds = {kind: [_said_as(line) for line in lines]
              for (move, kind), lines in threads().lines.items() if move == "correct_split" and kind != "any"}
-    asks = {kind: {line.render({}) for line in threads().lines[("ask_withheld", kind)]} for kind in kinds}
+    from generators.dialogue_offline import _REPLY_OPENERS
+
+    nod = re.compile(rf"^(?:(?:{'|'.join(_REPLY_OPENERS)}|Sure)[,.] )+", re.I)  # "Okay, what day ..." = "Ah, what day ..."
+
+    def core(text: str) -> str:
+        return nod.sub("", text).lower()
+
+    asks = {kind: {core(line.render({})) for line in threads().lines[("ask_withheld", kind)]} for kind in kinds}
     seen = {"t": 0, "w": 0}
     for seed in range(12):
         draft = regenerate(Seed("Set Bob's score in data/scores.xlsx to 95, then email the summary to Carol"),
@@ -229,7 +236,7 @@ def test_a_changed_detail_in_two_turns_says_what_kind_of_detail_changed():
                 continue
             (kind,) = said
             seen[opener.thread[0]] += 1
-            assert ask.text in asks[kind], (opener.text, ask.text)
+            assert core(ask.text) in asks[kind], (opener.text, ask.text)
             assert answer.role == "user" and len(_collapsed(answer.text).split()) <= 9
             if opener.thread.startswith("t"):
                 assert answer.evidence  # the new value stands
