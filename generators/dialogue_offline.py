@@ -779,7 +779,8 @@ def _works_in_any_order(by_thread: dict[str, list[Event]], rng: random.Random) -
 
 
 _REPLY_OPENERS = ("Okay", "Right", "Thanks", "Ah", "Mm", "Alright", "Sure", "Oh", "Good", "Noted", "Got it", "I see")
-# replies that take in what the user said (not the answer to a question of theirs)
+# replies that may open with a short word: those taking in what the user said (_REPLY_OPENERS) and,
+# cue "asked", an answer to the user's own question (_ANSWER_OPENERS)
 _ACKNOWLEDGING = ("after", "raise_reply", "mention_reply", "recap_reply", "prompt", "ask", "ask_withheld")
 _ANSWER_OPENERS = ("Well", "Mm", "Hmm", "Honestly", "Let me see", "So")  # before an answer to "Where are we on it?"
 _LEADS_ON = frozenset(("Well", "Honestly", "Let me see", "So"))  # read on into the line: "Well, only a few ..."
@@ -801,10 +802,10 @@ def with_opener(opener: str, line: str) -> str | None:
         return None
     if word in _ACKS:  # no "Okay, right, ...": the opener takes the acknowledgement's place
         return f"{opener}{line[len(word):]}" if line[len(word):len(word) + 1] in (",", ".") else None
-    if word in _READS_ON or opener in _LEADS_ON and word not in ("i", "i'm", "i've", "i'll", "i'd"):
+    if opener in _LEADS_ON and word.partition("'")[0] == "i":  # "Well, I have ..."
+        return f"{opener}, {line}"
+    if word in _READS_ON or opener in _LEADS_ON:  # "Okay, got it.", "Well, only a few ..."
         return f"{opener}, {line[:1].lower()}{line[1:]}"
-    if opener in _LEADS_ON:
-        return f"{opener}, {line}"  # "Well, I have ..."
     return f"{opener}. {line}"
 
 

@@ -321,8 +321,8 @@ def said_in(text: str, raw: str, cue: str) -> str:
     (:func:`spoken`), where the sentence gives it a word of its own before it ("the", "our", "a")
     without the article ("the salary total was sent", "a salary figure"; never "the the salary
     total" or "a the salary column figure")."""
-    said = spoken(raw, cue) if raw else raw
-    if said == raw:
+    said = spoken(raw, cue)
+    if said == raw:  # (an empty value too)
         return text
     bare = spoken(raw, cue, article=False)
     if bare == said:
