@@ -374,7 +374,9 @@ class HistoryWriter:
         if move in _ACKNOWLEDGING and opener and self.rng.random() < HISTORY.reply_opener:
             # a short opener before the reply: an assistant's stock lines then rarely come out the
             # same in two histories (an answer to the user's question opens as an answer does)
-            text = draw(self.rng.choice(_ANSWER_OPENERS if cue == "asked" else _REPLY_OPENERS), with_opener)
+            openers = (_ANSWER_OPENERS if cue == "asked" else _PLAIN_OPENERS if move in _PLAIN_REPLIES
+                       else _REPLY_OPENERS)
+            text = draw(self.rng.choice(openers), with_opener)
         text = text or draw("")
         if text is None and (move in REPLIES or move == "ask"):  # every reply said: a short opener widens the choice
             for opening in self.rng.sample(OPENERS, len(OPENERS)):
@@ -781,6 +783,10 @@ def _works_in_any_order(by_thread: dict[str, list[Event]], rng: random.Random) -
 _REPLY_OPENERS = ("Okay", "Right", "Thanks", "Ah", "Mm", "Alright", "Sure", "Oh", "Good", "Noted", "Got it", "I see")
 # replies that may open with a short word: those taking in what the user said (_REPLY_OPENERS) and,
 # cue "asked", an answer to the user's own question (_ANSWER_OPENERS)
+# a mention may be a worry or a slip ("I meant to sort it out and didn't"): its reply, and a question
+# (which may follow one), open without a nod or thanks
+_PLAIN_OPENERS = (*(o for o in _REPLY_OPENERS if o not in ("Good", "Thanks")), "Fine", "Understood", "Hm")
+_PLAIN_REPLIES = frozenset(("mention_reply", "prompt", "ask", "ask_withheld"))
 _ACKNOWLEDGING = ("after", "raise_reply", "mention_reply", "recap_reply", "prompt", "ask", "ask_withheld")
 _ANSWER_OPENERS = ("Well", "Mm", "Hmm", "Honestly", "Let me see", "So")  # before an answer to "Where are we on it?"
 _LEADS_ON = frozenset(("Well", "Honestly", "Let me see", "So"))  # read on into the line: "Well, only a few ..."

@@ -729,6 +729,29 @@ def test_a_question_about_the_work_gets_an_answer_not_a_nod():
     assert seen["t"] and seen["w"] and openings
 
 
+def _bank_line(line) -> re.Pattern[str]:
+    """What a thread bank line says, whatever fills its slots."""
+    return re.compile("".join(re.escape(p) if isinstance(p, str) else ".+" for p in line.parts) + "$", re.I)
+
+
+def test_a_mention_is_never_met_with_a_nod_or_thanks():
+    """A mention may be a worry or a slip ("Bit worried about the memo, to be honest.", "I meant to
+    sort out the memo this morning and didn't."): its reply is plain ("Okay. I'll keep it in view."),
+    never opened with "Good." or "Thanks,", for the task's work and other jobs alike."""
+    said = [_bank_line(line) for line in threads().lines[("mention", "any")] if not line.render(
+        {k: "x" for k in line.needs}).endswith("?")]
+    nod = re.compile(r"^(?:Good|Thanks)[,.!] ")
+    seen = {"t": 0, "w": 0}
+    for seed in range(8):
+        turns = all_turns(gen(seed=seed, days=10))
+        for turn, reply in zip(turns, turns[1:]):
+            if (turn.role == "user" and reply.role == "assistant" and turn.thread[:1] in seen
+                    and any(p.match(turn.text) for p in said)):
+                seen[turn.thread[:1]] += 1
+                assert not nod.match(reply.text), (turn.text, reply.text)
+    assert seen["t"] > 20 and seen["w"], seen
+
+
 def test_a_window_given_in_two_turns_keeps_its_rule(monkeypatch):
     """A window states a rule (one hour, on the hour): given after the assistant asks, its answer
     says the rule too, so the booking's length is never a hidden convention."""

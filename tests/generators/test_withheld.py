@@ -271,22 +271,22 @@ def test_an_earlier_value_comes_in_two_turns_as_a_final_one_does():
 
 
 def test_a_near_value_asked_for_another_work_comes_in_the_requests_own_two_turns():
-    """A request's near value said as another work's request comes, as often as the right value, as the
-    request with its detail left out, the assistant's question and the value alone: the form of a
-    two-turn request does not tell the right value from the wrong one."""
+    """A request's near value said as another work's request comes, as the request's own values do
+    (its final value, or an earlier one corrected later), as the request with its detail left out,
+    the assistant's question and the value alone: the form of a two-turn request does not tell the
+    right work's value from the wrong one."""
     text = "Find the invoice total in the memo and email it to Carol"
-    seen = {"evidence": 0, "distractor": 0}
-    for seed in range(12):
+    seen = {"own": 0, "distractor": 0}
+    for seed in range(24):
         draft = regenerate(Seed(text), seed=seed, days=28, utterances_per_day=11,
                            others=["Send the parking survey results to Dan"])
         for opener, ask, answer in _exchanges(draft):
             if "email it to" not in opener.text.lower():
                 continue
-            for mark in seen:
-                if getattr(answer, mark):
-                    seen[mark] += 1
-                    assert not opener.evidence and not opener.distractor  # the request holds no value
-    assert seen["evidence"] and seen["distractor"], seen
+            seen["own"] += bool(answer.evidence or answer.superseded)
+            seen["distractor"] += bool(answer.distractor)
+            assert not opener.evidence and not opener.distractor  # the request holds no value
+    assert seen["own"] and seen["distractor"], seen
 
 
 def test_a_plus_answer_never_gives_a_value_alone_as_a_whole_turn():
