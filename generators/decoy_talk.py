@@ -159,6 +159,15 @@ class DecoyTalk:
         about = self.names.pick(decoy.about, full=full, opening=not answer, answer=answer)
         return self.lines.slots(about, when)
 
+    def _said_back(self, decoy: Decoy, when: datetime) -> dict[str, Any]:
+        """The slots of the assistant's reply to a decoy's line: its work by a short name, as the
+        task's replies call theirs ("Noted for the survey.")."""
+        return self._decoy_ctx(decoy, when, answer=True)
+
+    def _after(self, decoy: Decoy, when: datetime) -> str:
+        """The assistant taking in a decoy's detail, its work called by a short name."""
+        return self.lines.line("after", "job", self._said_back(decoy, when), question=False)
+
     def block(self, pairs: int, clock: SessionClock) -> list[TurnSpec]:
         """``pairs`` pairs about the decoys (one at a time, in turn): raised as work for later,
         then its details in the task's own sentences (some in two turns), a detail changed, or
@@ -236,16 +245,17 @@ class DecoyTalk:
                                                      said)
                             return [(self.lines.line("correct_split", kind, ctx),
                                      self.lines.line("ask_withheld", kind, ctx)),
-                                    (answer, self.lines.line("after", "job", ctx, question=False))]
+                                    (answer, self._after(decoy, when))]
                         except ValueError:
                             pass  # no fresh wording: said in one turn
                     text = self.lines.line("correct", cue if told == new else "any", {**ctx, "value": said}, said)
-                    return [(text, self.lines.line("after", "job", ctx, question=False))]
+                    return [(text, self._after(decoy, when))]
         if decoy.mentions >= decoy_mention_budget(decoy):
             return []  # a job for later with nothing new comes up no more often than the task's work
         decoy.mentions += 1
         text = self.lines.line("mention", "any", ctx)
-        return [(text, self.lines.line("mention_reply", "asked" if text.endswith("?") else "job", ctx, question=False))]
+        return [(text, self.lines.line("mention_reply", "asked" if text.endswith("?") else "job",
+                                        self._said_back(decoy, when), question=False))]
 
     def _answer_lines(self) -> str:
         """The answer lines a detail given after the assistant asks is drawn from: those that name
@@ -267,7 +277,7 @@ class DecoyTalk:
                 opener, ask = self.lines.say_withheld(value, held[0], held[1], cue, ctx)
                 answer = self.lines.line("answer", self._answer_lines(),
                                          {**self._decoy_ctx(decoy, when, answer=True), "value": held[0]}, held[0])
-                return [(opener, ask), (answer, self.lines.line("after", "job", ctx, question=False))]
+                return [(opener, ask), (answer, self._after(decoy, when))]
             except ValueError:
                 pass  # no fresh wording: said as below
         if room >= 2 and shape < split + HISTORY.decoy_asked:  # the assistant asks first, as in the task's exchanges
@@ -280,6 +290,6 @@ class DecoyTalk:
                                        {**self._decoy_ctx(decoy, when, answer=True), "value": value}, value)
             else:  # the detail in full
                 text = self.lines.line("state", cue, {**ctx, "value": value}, value)
-            return [(opener, ask), (text, self.lines.line("after", "job", ctx, question=False))]
+            return [(opener, ask), (text, self._after(decoy, when))]
         text = self.lines.line("state", cue, {**ctx, "value": value}, value)
-        return [(self.lines.lead(text), self.lines.line("after", "job", ctx, question=False))]
+        return [(self.lines.lead(text), self._after(decoy, when))]

@@ -624,7 +624,9 @@ class HistoryWriter:
             turns.append(("user", text, marks, event.thread))
             clock.tick()
             nxt = events[index + 1] if index + 1 < len(events) else None
-            ctx = self._ctx(event, clock.peek())
+            # the reply calls the work by a short name, as a person does right after hearing it ("Okay,
+            # no rush on the reminder."), but when it is first raised
+            ctx = self._ctx(event, clock.peek(), answer=event.move != "raise")
             if event.move == "recap":  # an answer to a question opens without a nod ("Got it." to "Where are we?")
                 reply = self._line("recap_reply", "any", ctx, question=False, opener=not text.rstrip().endswith("?"))
             elif event.move == "anchor":  # the assistant takes the named thing in, by its name (and value)
