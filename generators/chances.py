@@ -56,7 +56,7 @@ class HistoryChances:
     free_anchor: float = 0.35  # a thread names an anchor nothing is derived from
     free_anchor_beside: float = 0.75  # beside each anchor a value is derived from, another of its kind for nothing
     relative_day: float = 0.7  # a "Monday June 16" day is said relative to the day it is said on
-    full_name: float = 0.4  # after it is raised, a thread's line calls the work by its full name
+    full_name: float = 0.4  # after it is raised, a user's line about the work calls it by its full name (a reply never)
     stated_full_names: float = 0.7  # the same for a line that states a value
     plus_stated_full_names: float = 0.6  # the same in a Plus history, its right and wrong values alike
     # over weeks of history, a line about the work that states no value calls it by its full name this often,

@@ -155,7 +155,7 @@ class DecoyTalk:
 
     def _decoy_ctx(self, decoy: Decoy, when: datetime, full: bool = False, answer: bool = False) -> dict[str, Any]:
         """A decoy line's slots: every decoy pair opens an exchange of its own, so its work is
-        never "that one" but in the answer of a split detail."""
+        never "that one" but in the answer of a split detail or the assistant's reply (``answer``)."""
         about = self.names.pick(decoy.about, full=full, opening=not answer, answer=answer)
         return self.lines.slots(about, when)
 

@@ -116,9 +116,10 @@ class WorkNames:
     def pick(self, about: str, *, full: bool = False, opening: bool = False, answer: bool = False,
              stated: bool = False) -> str:
         """One of the names of ``about`` (:meth:`of`): the full one when ``full``, a short one for
-        the second turn of a split detail (``answer``), else now and then a name that says which
-        work (the full one or "the invoice thing", as often as ``full_name``; the full one in a line
-        that states a value, ``stated``, as often as ``stated_full_names``); of several, the one used least so far. A
+        the second turn of a split detail or a reply to a line about the work (``answer``), else now
+        and then a name that says which work (the full one or "the invoice thing", as often as
+        ``full_name``; the full one in a line that states a value, ``stated``, as often as
+        ``stated_full_names``); of several, the one used least so far. A
         line that opens an exchange (``opening``) never says "that one", "this report" or "the
         invoice one": nothing before it says which work it points at."""
         names = self.of(about)

@@ -78,12 +78,12 @@ from verifier.dialogue_rules import check_dialogue
 from verifier.llm_verifier import verify_llm
 from verifier.seed_lint import ERROR, apply_repairs, lint_task
 
-GENERATOR_REVISION = 27
+GENERATOR_REVISION = 28
 GENERATOR_VERSION = f"plus-offline-{GENERATOR_REVISION}"
 
 
 def generator_version(config: "PlusConfig") -> str:
-    """What wrote the split: ``plus-offline-27`` or, on the llm backend, ``plus-llm-27``."""
+    """What wrote the split: ``plus-offline-28`` or, on the llm backend, ``plus-llm-28``."""
     return GENERATOR_VERSION if config.backend == "offline" else f"plus-{config.backend}-{GENERATOR_REVISION}"
 # Dialogue shapes: (days, utterances a day). "paper": many short sessions, as HomerAgents+ has them
 # (about 28 sessions of about 11 utterances); "neo": the Neo split's few long ones.

@@ -762,6 +762,8 @@ def test_a_reply_calls_the_work_by_a_short_name():
     name finds first, ahead of the turns that give its details.)"""
     raised = [_bank_line(line) for key in (("raise", "any"), ("job_raise", "any")) for line in threads().lines[key]]
     full = {"t": ("the review meeting", "the summary mail"), "w": threads().jobs}  # the task's works, other jobs'
+    short = {"t": ("review", "summary", "that one", "those two"),
+             "w": tuple({n for job in threads().jobs for n in namings(job)[1:] if n != "that one"})}
     seen = {"t": 0, "w": 0}
     for seed in range(8):
         turns = all_turns(gen(seed=seed))
@@ -771,8 +773,8 @@ def test_a_reply_calls_the_work_by_a_short_name():
                     and not any(p.match(turn.text) for p in raised)):
                 low = reply.text.lower()
                 assert not any(name in low for name in full[kind]), (turn.text, reply.text)
-                seen[kind] += kind == "w" or any(word in low for word in ("review", "summary", "that one", "those two"))
-    assert seen["t"] > 5 and seen["w"] > 20, seen  # replies still name the work, by its short names
+                seen[kind] += any(word in low for word in short[kind])
+    assert seen["t"] > 5 and seen["w"] > 5, seen  # replies still name the work, by its short names
 
 
 def test_a_window_given_in_two_turns_keeps_its_rule(monkeypatch):
@@ -868,14 +870,14 @@ def test_a_column_or_a_question_is_said_with_its_article_in_every_frame(monkeypa
 
     monkeypatch.setattr("generators.history_plan.HISTORY", dataclasses.replace(HISTORY, decline=1.0, derive=0.0))
     opening = 0
-    for cue, said in ARTICLE_CASES:
+    for case, (cue, said) in enumerate(ARTICLE_CASES):
         value, earlier, near = said
         piece = MemoryPiece("m1", "fact", f"the figure should come from the {value}", value, thread="t1", cue=cue,
                             about="the review total", superseded=(earlier,),
                             distractors=(Distractor(near, f"the {near} was already sent round last week"),))
         told = 0
         for seed in range(40):
-            if seed >= 8 and (opening or cue != ARTICLE_CASES[0][0]):
+            if seed >= 8 and (opening or case):
                 break
             for turn in all_turns(gen(make_draft([piece]), seed=seed)):
                 if turn.role != "user" or not (turn.evidence or turn.superseded or turn.distractor):
