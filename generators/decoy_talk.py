@@ -159,14 +159,10 @@ class DecoyTalk:
         about = self.names.pick(decoy.about, full=full, opening=not answer, answer=answer)
         return self.lines.slots(about, when)
 
-    def _said_back(self, decoy: Decoy, when: datetime) -> dict[str, Any]:
-        """The slots of the assistant's reply to a decoy's line: its work by a short name, as the
-        task's replies call theirs ("Noted for the survey.")."""
-        return self._decoy_ctx(decoy, when, answer=True)
-
     def _after(self, decoy: Decoy, when: datetime) -> str:
-        """The assistant taking in a decoy's detail, its work called by a short name."""
-        return self.lines.line("after", "job", self._said_back(decoy, when), question=False)
+        """The assistant taking in a decoy's detail, its work called by a short name, as the task's
+        replies call theirs ("Noted for the survey.")."""
+        return self.lines.line("after", "job", self._decoy_ctx(decoy, when, answer=True), question=False)
 
     def block(self, pairs: int, clock: SessionClock) -> list[TurnSpec]:
         """``pairs`` pairs about the decoys (one at a time, in turn): raised as work for later,
@@ -255,7 +251,7 @@ class DecoyTalk:
         decoy.mentions += 1
         text = self.lines.line("mention", "any", ctx)
         return [(text, self.lines.line("mention_reply", "asked" if text.endswith("?") else "job",
-                                        self._said_back(decoy, when), question=False))]
+                                        self._decoy_ctx(decoy, when, answer=True), question=False))]
 
     def _answer_lines(self) -> str:
         """The answer lines a detail given after the assistant asks is drawn from: those that name

@@ -782,14 +782,14 @@ def _works_in_any_order(by_thread: dict[str, list[Event]], rng: random.Random) -
     return [events for group in order for events in group]
 
 
-_REPLY_OPENERS = ("Okay", "Right", "Thanks", "Ah", "Mm", "Alright", "Sure", "Oh", "Good", "Noted", "Got it", "I see")
 # replies that may open with a short word: those taking in what the user said (_REPLY_OPENERS) and,
 # cue "asked", an answer to the user's own question (_ANSWER_OPENERS)
+_ACKNOWLEDGING = ("after", "raise_reply", "mention_reply", "recap_reply", "prompt", "ask", "ask_withheld")
+_REPLY_OPENERS = ("Okay", "Right", "Thanks", "Ah", "Mm", "Alright", "Sure", "Oh", "Good", "Noted", "Got it", "I see")
 # a mention may be a worry or a slip ("I meant to sort it out and didn't"): its reply, and a question
 # (which may follow one), open without a nod or thanks
 _PLAIN_OPENERS = (*(o for o in _REPLY_OPENERS if o not in ("Good", "Thanks")), "Fine", "Understood", "Hm")
 _PLAIN_REPLIES = frozenset(("mention_reply", "prompt", "ask", "ask_withheld"))
-_ACKNOWLEDGING = ("after", "raise_reply", "mention_reply", "recap_reply", "prompt", "ask", "ask_withheld")
 _ANSWER_OPENERS = ("Well", "Mm", "Hmm", "Honestly", "Let me see", "So")  # before an answer to "Where are we on it?"
 _LEADS_ON = frozenset(("Well", "Honestly", "Let me see", "So"))  # read on into the line: "Well, only a few ..."
 _ACKS = {"okay", "right", "alright", "mm", "ah", "oh", "sure", "thanks", "fine"}

@@ -17,6 +17,7 @@ from generators.model import Distractor, MemoryPiece, Session, TaskDraft, Turn
 from generators.spoken_time import names_value, read_times, said_in, spoken
 from generators.thread_bank import MOVE_ROLES, THREADS_BANK, bank_sizes, threads
 from generators.work_names import namings
+from tests.support.bank_lines import said_as
 from verifier import check_dialogue
 from verifier.dialogue_rules import completion_claim
 
@@ -709,16 +710,13 @@ def test_a_question_about_the_work_gets_an_answer_not_a_nod():
     a nod ("Thanks. ...", "Got it, ...")."""
     from generators.dialogue_offline import with_opener
 
-    def pattern(line) -> re.Pattern[str]:
-        return re.compile("".join(re.escape(p) if isinstance(p, str) else ".+" for p in line.parts) + "$", re.I)
-
     assert with_opener("Well", "Only a few pieces so far.") == "Well, only a few pieces so far."
     assert with_opener("Honestly", "I have the parts you gave me.") == "Honestly, I have the parts you gave me."
     assert with_opener("Mm", "Only a few pieces so far.") == "Mm. Only a few pieces so far."
     opened = re.compile(r"^(?:Well|Mm|Hmm|Honestly|Let me see|So)[,.] ")
-    asked = [pattern(line) for line in threads().lines[("mention", "any")] if line.render(
+    asked = [said_as(line) for line in threads().lines[("mention", "any")] if line.render(
         {k: "x" for k in line.needs}).endswith("?")]
-    answers = [pattern(line) for line in threads().lines[("mention_reply", "asked")]]
+    answers = [said_as(line) for line in threads().lines[("mention_reply", "asked")]]
     seen = {"t": 0, "w": 0}
     openings = 0
     for seed in range(12):  # three of the bank's forty mentions are questions: a dozen histories ask some
@@ -732,16 +730,11 @@ def test_a_question_about_the_work_gets_an_answer_not_a_nod():
     assert seen["t"] and seen["w"] and openings
 
 
-def _bank_line(line) -> re.Pattern[str]:
-    """What a thread bank line says, whatever fills its slots."""
-    return re.compile("".join(re.escape(p) if isinstance(p, str) else ".+" for p in line.parts) + "$", re.I)
-
-
 def test_a_mention_is_never_met_with_a_nod_or_thanks():
     """A mention may be a worry or a slip ("Bit worried about the memo, to be honest.", "I meant to
     sort out the memo this morning and didn't."): its reply is plain ("Okay. I'll keep it in view."),
     never opened with "Good." or "Thanks,", for the task's work and other jobs alike."""
-    said = [_bank_line(line) for line in threads().lines[("mention", "any")] if not line.render(
+    said = [said_as(line) for line in threads().lines[("mention", "any")] if not line.render(
         {k: "x" for k in line.needs}).endswith("?")]
     nod = re.compile(r"^(?:Good|Thanks)[,.!] ")
     seen = {"t": 0, "w": 0}
@@ -760,7 +753,7 @@ def test_a_reply_calls_the_work_by_a_short_name():
     rush on the review.", "Noted for that one."), as people do: the full name only answers the work
     being raised. (A reply repeating "the review meeting" each time is what a search for the work's
     name finds first, ahead of the turns that give its details.)"""
-    raised = [_bank_line(line) for key in (("raise", "any"), ("job_raise", "any")) for line in threads().lines[key]]
+    raised = [said_as(line) for key in (("raise", "any"), ("job_raise", "any")) for line in threads().lines[key]]
     full = {"t": ("the review meeting", "the summary mail"), "w": threads().jobs}  # the task's works, other jobs'
     short = {"t": ("review", "summary", "that one", "those two"),
              "w": tuple({n for job in threads().jobs for n in namings(job)[1:] if n != "that one"})}

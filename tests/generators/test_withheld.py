@@ -22,6 +22,7 @@ from generators.plus_offline import regenerate
 from generators.spoken_time import value_time
 from generators.thread_bank import threads
 from generators.withheld import detail_to_withhold, withheld_kind, withhold
+from tests.support.bank_lines import said_as
 
 # the assistant's question for a detail, after a short opener or none ("Which file?", "Right, which file?")
 ASKS = re.compile(r"^(?:(?:Okay|Right|Thanks|Ah|Mm|Alright|Sure|Oh)[,.] )?"
@@ -170,7 +171,7 @@ def test_a_value_without_a_near_value_of_its_own_gets_a_near_miss_of_its_sentenc
     assert seen
 
 
-def test_a_day_said_relative_to_the_session_is_the_pieces_said_as(monkeypatch):
+def test_a_day_said_relative_to_the_session_is_the_piecessaid_as(monkeypatch):
     # a day said outright (derived days: test_derivation)
     monkeypatch.setattr("generators.history_plan.HISTORY", replace(HISTORY, derive=0.0))
     draft = regenerate(Seed("Add 'Budget review' to my calendar on 2024-05-21 from 15:00 to 16:00",
@@ -206,21 +207,17 @@ def test_a_jobs_sentence_changes_its_detail_as_the_tasks_corrections_do():
     assert later
 
 
-def _said_as(line) -> re.Pattern[str]:
-    """A pattern of what a compiled bank line reads as, any slot filled."""
-    return re.compile("".join(re.escape(p) if isinstance(p, str) else ".+" for p in line.parts) + "$", re.I)
-
-
 def test_a_changed_detail_in_two_turns_says_what_kind_of_detail_changed():
     """"The file for the score spreadsheet isn't the one I said." / "Which file?" / the new file:
     the question follows from the line before it, for the task's corrections and other jobs' alike."""
     from generators.thread_bank import threads
 
-    kinds = {kind: [_said_as(line) for line in lines]
+    kinds = {kind: [said_as(line) for line in lines]
              for (move, kind), lines in threads().lines.items() if move == "correct_split" and kind != "any"}
-    from generators.dialogue_offline import _REPLY_OPENERS
+    from generators.dialogue_offline import _PLAIN_OPENERS, _REPLY_OPENERS
 
-    nod = re.compile(rf"^(?:(?:{'|'.join(_REPLY_OPENERS)}|Sure)[,.] )+", re.I)  # "Okay, what day ..." = "Ah, what day ..."
+    # "Okay, what day ..." = "Ah, what day ..." = "Fine, what day ...": whichever opener a question took
+    nod = re.compile(rf"^(?:(?:{'|'.join(sorted({*_REPLY_OPENERS, *_PLAIN_OPENERS}))})[,.] )+", re.I)
 
     def core(text: str) -> str:
         return nod.sub("", text).lower()
