@@ -56,6 +56,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, cast
 
+from office_env.dataset_links import shared_names
 from office_env.errors import PathError
 from office_env.formats.bounded import read_upto
 from office_env.limits import (
@@ -377,12 +378,17 @@ class _Walk:
 
 
 def _drop_outside_links(tree: Tree) -> None:
-    """Refuse the files hard-linked from outside the tree (more links than the tree holds)."""
+    """Refuse the files hard-linked from outside the tree (more links than the tree holds), but
+    for the links a dataset's tasks share with their world's other tasks (``office_env.dataset_links``)."""
     seen = Counter((f.dev, f.ino) for f in tree.files)
-    outside = [f for f in tree.files if f.nlink > seen[(f.dev, f.ino)]]
+    if all(f.nlink <= seen[(f.dev, f.ino)] for f in tree.files):
+        return
+    shared = shared_names(tree.root)  # only a tree with extra links looks for its dataset
+    outside = {f.parts for f in tree.files if f.nlink > max(seen[(f.dev, f.ino)], shared.get((f.dev, f.ino), 0))}
     if outside:
-        tree.files = [f for f in tree.files if f.nlink <= seen[(f.dev, f.ino)]]
-        for entry in outside:
+        refused = [f for f in tree.files if f.parts in outside]
+        tree.files = [f for f in tree.files if f.parts not in outside]
+        for entry in refused:
             tree.skip(entry.rel, OUTSIDE_LINK)
 
 

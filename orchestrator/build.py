@@ -213,7 +213,9 @@ def gate_record(record: TaskRecord, testbed: Path | None, reference: Path | None
 def _write(state: NeoState) -> dict[str, Any]:
     job, record = state["job"], state["outcome"]["record"]
     plain = record.to_dict()  # made once: the task's file and its card figures read it
-    staged = dataset.stage_task(job.staging, record, job.testbed, trusted=True, plain=plain)
+    # the tasks of a world hard-link one copy of its testbed in the dataset (office_env.dataset_links)
+    world = dataset.shared_world(job.staging.parent, job.testbed, f"w{job.world.seed}")
+    staged = dataset.stage_task(job.staging, record, world, trusted=True, link=True, plain=plain)
     return {"outcome": {"status": "accepted", "staged": str(staged), "record": record, "plain": plain}}
 
 

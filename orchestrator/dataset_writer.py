@@ -15,7 +15,10 @@ DIR/
 Testbeds and reference folders are copied into a task with :func:`office_env.untrusted.copy_tree`:
 a seed's folders come from strangers, so a symlink, special file, hard link to a file outside the
 folder, odd name or anything beyond the tree limits refuses the copy with an error naming the
-path, and what is written holds fresh regular files only -- never a link to follow later.
+path, and what is written holds fresh regular files only -- never a link to follow later. The
+one exception is a build's own world: its tasks' ``testbed/`` files are hard links to one copy of
+the world in the dataset (:func:`shared_world`), and ``index.jsonl`` names each task's ``world``
+so that readers can count those links (``office_env.dataset_links``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any, Callable, cast
 
@@ -31,10 +35,12 @@ from backends.carried_folder import pack_folder, unpack_folder
 from backends.dataset_reader import TASKS, folder_written_whole
 from backends.task_record import TaskRecord, schema_text
 from office_env import criteria_schema
+from office_env.dataset_links import WORLD
 from office_env.untrusted import copy_tree, is_real_dir
 from office_env.workspace import atomic_write
 
 WORK = ".work"
+WORLDS = "worlds"  # in WORK: each world's testbed, once, for its tasks to link (shared_world)
 PROGRESS = ".progress.jsonl"
 ATTEMPTS = "attempts.jsonl"
 BUILD = "build.json"
@@ -75,19 +81,43 @@ def write_text(path: Path, text: str) -> None:
     atomic_write(path, text.encode("utf-8"))
 
 
+def shared_world(work: Path, testbed: Path, world: str) -> Path:
+    """The world's testbed, copied once into the dataset's work folder ``work`` (on the dataset's
+    own file system, where the scratch copy may not be) for its tasks to hard-link
+    (``stage_task(link=True)``; see ``office_env.dataset_links``). Written whole under a temporary
+    name: a worker that finds it made meanwhile by another keeps that one."""
+    folder = work / WORLDS / world
+    if is_real_dir(folder):
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{world}.", dir=folder.parent))
+    try:
+        copy_tree(testbed, tmp / "testbed", trusted=True)
+        try:
+            os.rename(tmp / "testbed", folder)
+        except OSError:
+            if not is_real_dir(folder):
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
 def stage_task(staging: Path, record: TaskRecord, testbed: Path | None, reference: Path | None = None, *,
-               trusted: bool = False, plain: dict[str, Any] | None = None) -> Path:
+               trusted: bool = False, link: bool = False, plain: dict[str, Any] | None = None) -> Path:
     """Write ``<staging>/<id>`` completely under a temporary name, then rename it into place.
 
     ``testbed`` is copied to ``testbed/`` (an absent one gives an empty ``testbed/``), and
     ``reference`` (expected files of a seed task), when given, to ``reference/``; both as
     untrusted trees (``UntrustedInputError`` names a refused path, and nothing is left behind);
-    ``trusted``: the testbed is a world this build wrote, whose files replays may hard-link.
+    ``trusted``: the testbed is a world this build wrote, whose files replays may hard-link;
+    ``link``: one of :func:`shared_world`, whose files the task's ``testbed/`` hard-links (a copy
+    where the file system cannot link).
     ``plain``: ``record.to_dict()``, when the caller made it already (a build's card reads it too)."""
     final = staging / record.id
     with folder_written_whole(final, replace=True) as tmp:
         if testbed is not None and (is_real_dir(testbed) or testbed.is_symlink()):
-            copy_tree(testbed, tmp / "testbed", trusted=trusted)
+            copy_tree(testbed, tmp / "testbed", trusted=trusted, link=link)
         else:
             (tmp / "testbed").mkdir()
         if reference is not None:
@@ -149,6 +179,8 @@ def index_line(record: TaskRecord) -> dict[str, Any]:
         "sessions": len(sessions), "utterances": sum(len(s.turns) for s in sessions),
         "tokens": (record.provenance.tokens or {}).get("dialogue"),
         "path": f"{TASKS}/{record.id}/task.json",
+        # the tasks of one world share its testbed's files (office_env.dataset_links)
+        **({WORLD: str(world)} if (world := record.provenance.extra("world_seed")) is not None else {}),
     }
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from backends.dataset_reader import dataset_identity, iter_tasks
 from office_env import validate_criteria
 from orchestrator.build import build
 from orchestrator.dataset_writer import BUILD, PROGRESS
@@ -142,6 +143,24 @@ def test_build_writes_the_dataset_layout(built):
     assert len(attempts) == info["attempts"]
     assert sorted(a["id"] for a in attempts if a["status"] == "accepted") == ids
     assert not (folder / ".work").exists() and not (folder / PROGRESS).exists()
+
+
+def test_the_tasks_of_a_world_share_its_office_by_hard_links(built, tmp_path):
+    """Each testbed file has one name per task of its world and none elsewhere; readers take the
+    tasks whole, with the digests a plain copy of the dataset gives."""
+    for name in ("a", "a2"):
+        folder = built[name]
+        lines = index(folder)
+        for line, record in zip(lines, records(folder)):
+            assert line["world"] == str(record["provenance"]["world_seed"])
+            siblings = sum(1 for other in lines if other["world"] == line["world"])
+            files = [p for p in (folder / "tasks" / line["id"] / "testbed").rglob("*") if p.is_file()]
+            assert files and {p.stat().st_nlink for p in files} == {siblings}
+        assert max(sum(1 for other in lines if other["world"] == line["world"]) for line in lines) > 1
+        assert [t.error for t in iter_tasks(folder)] == [None] * len(lines)
+    plain = Path(shutil.copytree(built["a"], tmp_path / "plain"))  # copies every file: no links
+    assert {p.stat().st_nlink for p in (plain / "tasks").rglob("*") if p.is_file()} == {1}
+    assert dataset_identity(plain)["task_digests"] == dataset_identity(built["a"])["task_digests"]
 
 
 def expected_rows(folder: Path) -> dict[str, str]:
