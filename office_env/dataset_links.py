@@ -1,156 +1,221 @@
 """The hard links a dataset's tasks share, counted so a reader can tell them from links to outside.
 
-A build gives the twenty tasks of a world the same initial office: it writes the world's files
-once in the dataset and hard-links them into each task's ``testbed/``. Creating a file costs a
-disk file system far more than linking one (about 0.6 against 0.07 ms of CPU here: 30 ms of a
-task's 50 files), and the dataset holds one copy of each world instead of twenty.
+A build gives the tasks of a world the same initial office: it writes the world's files once in
+the dataset and hard-links them into each task's ``testbed/``. Creating a file costs a disk file
+system far more than linking one (about 0.6 against 0.05 ms of CPU here: 30 ms of a task's 50
+files), and the dataset holds one copy of each world instead of twenty.
 
 A reader still refuses a file hard-linked from outside (:func:`office_env.untrusted.scan_tree`):
 such a link could show it a file it was never given. A file with more links than its own tree
-holds is accepted only when the other links are all found again: :func:`shared_names` counts, for
-a tree that is a task's folder, ``testbed/`` or ``reference/`` in a dataset (``<dataset>/tasks/
-<id>[/testbed|/reference]``), the names each multiply-linked file has in the trees of the tasks
-``index.jsonl`` lists with the same ``world`` (the task's siblings). A file with any name outside
-them has more links than that count, and stays refused. The index only says where to look: a
-line that lies names the wrong siblings, whose trees then hold fewer names, never more; a task
-the index does not list, or a dataset without one, has no siblings (every extra link refused).
+holds is accepted only when every other link is found again, by :func:`sibling_names`, for a tree
+that is a task's folder, ``testbed/`` or ``reference/`` in a dataset (``<dataset>/tasks/<id>``
+and below): at the same path in the trees of the tasks ``index.jsonl`` lists in the same ``world``
+(the task's siblings). A file with a name anywhere else has more links than are found, and stays
+refused.
 
-Counts are kept per process: the index's while its size and time stay, each world's for the
-process's life (a reader re-counts a world only in a new process: changing a dataset's links while
-a command reads it is for someone who can write into it, who can change its files anyway)."""
+The index only says where to look, and lies cannot make more names be found than exist there:
+
+- a sibling is a plain id (a task id's own pattern: ASCII letters, digits, ``.``, ``_``, ``-``),
+  opened below ``tasks/`` folder by folder without following a link;
+- each name found is one directory entry, told apart by the folder that holds it (device and
+  inode) and its name, so an id listed twice, two spellings of one folder on a case-blind file
+  system or a folder mounted twice count once;
+- every name is looked up twice, and counts only when both looks find it in the same folder (the
+  folders are held open between them): a name moved from one sibling to another while they are
+  looked at counts once, unless it is moved back and forth in step with the reader's lookups;
+- the index is read to its first line that is not a task's, at most ``MAX_INDEX_BYTES`` and
+  ``MAX_INDEX_LINES``, and a world has at most ``MAX_SIBLINGS`` tasks.
+
+Between scans a process remembers the index's lines (by its size and time) and the files it found
+wholly inside a world (by device, inode, link count and change time): the other tasks of the world
+then cost no lookups. Counts that fell short are never kept. A file once found with every name in
+the dataset was the dataset's own, not a file of someone's elsewhere, whatever is moved later; and
+a link made or removed since, or the inode reused by another file, changes its link count or its
+change time, and it is looked up again.
+
+A task the index does not list, a world of one, or a dataset without an index has no siblings:
+every extra link is refused, as before datasets shared their offices.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import stat
-from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
-
-from office_env.limits import MAX_NAME_CHARS, MAX_TREE_DEPTH, MAX_TREE_FILES
 
 TASKS = "tasks"  # DESIGN.md: <dataset>/tasks/<id>/{task.json, testbed/, reference/}
 INDEX = "index.jsonl"
 TREES = ("testbed", "reference")
 WORLD = "world"  # the index key naming the world whose files a task shares
-MAX_INDEX_BYTES = 256 << 20  # a 100,000-task index is about 25 MB
-MAX_SIBLINGS = 1_000  # tasks one world may share its files with (a build's: 20)
+MAX_INDEX_BYTES = 64 << 20  # a 100,000-task index is about 25 MB
+MAX_INDEX_LINES = 200_000
+MAX_INDEX_LINE = 64 << 10
+MAX_SIBLINGS = 64  # tasks one world may share its files with (a build's: 20)
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # backends.task_record's id pattern
+_FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
-Census = Mapping[tuple[int, int], int]
+Inode = tuple[int, int]
+Seen = tuple[int, int, int, int]  # a file as a scan saw it: device, inode, link count, change time (ns)
+Entry = tuple[int, int, str]  # the folder holding a name (device, inode) and the name
+MAX_KNOWN = 200_000  # files a process remembers as wholly inside their world
+
+_known: dict[Seen, None] = {}  # insertion-ordered: the oldest goes first
 
 
-def shared_names(root: str | os.PathLike[str]) -> Census:
-    """For the tree at ``root``, the names each multiply-linked file has in its dataset's sibling
-    tasks (``(st_dev, st_ino)`` to a count, the tree's own names included); empty when ``root`` is
-    no task's tree or the task has no siblings. See the module's docstring."""
-    parts = os.path.abspath(os.fspath(root)).split(os.sep)
-    if parts and parts[-1] in TREES:
-        parts = parts[:-1]
-    if len(parts) < 3 or parts[-2] != TASKS:
+def sibling_names(root: str | os.PathLike[str], files: Iterable[tuple[tuple[str, ...], Seen]]) -> Mapping[Inode, int]:
+    """For ``files`` of the tree at ``root`` (each its parts below ``root`` and how the scan saw
+    it), how many directory entries at the same path in the trees of the task's siblings (itself
+    included) are that file; empty when ``root`` is no task's tree or the task has no siblings.
+    See the module's docstring."""
+    where = _task_of(root)
+    if where is None:
         return {}
-    dataset, task = os.sep.join(parts[:-2]) or os.sep, parts[-1]
+    dataset, task, sub = where
     index = os.path.join(dataset, INDEX)
     try:
         st = os.lstat(index)
     except OSError:
         return {}
     siblings = _siblings(index, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns).get(task)
-    return _census(os.path.join(dataset, TASKS), siblings) if siblings else {}
+    if not siblings or len(siblings) < 2:
+        return {}
+    counts: dict[Inode, int] = {}
+    look: list[tuple[tuple[str, ...], Seen]] = []
+    for parts, seen in files:
+        if seen in _known:
+            counts[seen[:2]] = seen[2]
+        else:
+            look.append((parts, seen))
+    if not look:
+        return counts
+    try:
+        tasks_fd = os.open(os.path.join(dataset, TASKS), _DIR_FLAGS)
+    except OSError:
+        return counts
+    folders: dict[tuple[str, tuple[str, ...]], int | None] = {}
+    try:
+        found = _look(tasks_fd, siblings, sub, look, folders)
+        again = _look(tasks_fd, siblings, sub, look, folders)  # what moved meanwhile is in one look only
+    finally:
+        for fd in folders.values():
+            if fd is not None:
+                os.close(fd)
+        os.close(tasks_fd)
+    for _, seen in look:
+        inode = seen[:2]
+        counts[inode] = len(found.get(inode, set()) & again.get(inode, set()))
+        if counts[inode] >= seen[2]:
+            _known[seen] = None
+            if len(_known) > MAX_KNOWN:
+                del _known[next(iter(_known))]
+    return counts
+
+
+def _task_of(root: str | os.PathLike[str]) -> tuple[str, str, tuple[str, ...]] | None:
+    """The dataset, task id and the tree's path below the task folder, when ``root`` is a task's
+    folder or one of its trees (a path without ``..``)."""
+    parts = os.path.abspath(os.fspath(root)).split(os.sep)
+    if ".." in os.fspath(root).split(os.sep):
+        return None
+    if len(parts) >= 3 and parts[-2] == TASKS and _ID.fullmatch(parts[-1]):
+        return os.sep.join(parts[:-2]) or os.sep, parts[-1], ()
+    if len(parts) >= 4 and parts[-1] in TREES and parts[-3] == TASKS and _ID.fullmatch(parts[-2]):
+        return os.sep.join(parts[:-3]) or os.sep, parts[-2], (parts[-1],)
+    return None
+
+
+def _look(tasks_fd: int, siblings: tuple[str, ...], sub: tuple[str, ...],
+          files: list[tuple[tuple[str, ...], Seen]], folders: dict[tuple[str, tuple[str, ...]], int | None]
+          ) -> dict[Inode, set[Entry]]:
+    """The entries found, per file, at the file's path in each sibling's tree."""
+    found: dict[Inode, set[Entry]] = {}
+    held: dict[int, Inode] = {}
+    for parts, seen in files:
+        inode = seen[:2]
+        entries = found.setdefault(inode, set())
+        for task in siblings:
+            parent = _folder(tasks_fd, task, sub + parts[:-1], folders)
+            if parent is None:
+                continue
+            try:
+                st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == inode:
+                if parent not in held:
+                    held[parent] = _identity(parent)
+                entries.add((*held[parent], parts[-1]))
+    return found
+
+
+def _identity(fd: int) -> Inode:
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
+
+
+def _folder(tasks_fd: int, task: str, parts: tuple[str, ...],
+            folders: dict[tuple[str, tuple[str, ...]], int | None]) -> int | None:
+    """The folder ``tasks/<task>/<parts>`` opened one name at a time without following a link
+    (None when any step is missing or a link), kept open for the scan's other files."""
+    key = (task, parts)
+    if key in folders:
+        return folders[key]
+    if parts:
+        above = _folder(tasks_fd, task, parts[:-1], folders)
+        name, base = parts[-1], above
+    else:
+        name, base = task, tasks_fd
+    fd = None
+    if base is not None:
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=base)
+        except OSError:
+            fd = None
+    folders[key] = fd
+    return fd
 
 
 @lru_cache(maxsize=4)
 def _siblings(index: str, dev: int, ino: int, size: int, mtime_ns: int) -> dict[str, tuple[str, ...]]:
-    """Each task id the index gives a world to, with the ids of that world (itself included, at
-    most ``MAX_SIBLINGS``, sorted)."""
+    """Each task id the index gives a world to, with the ids of that world (itself included;
+    none for a world past ``MAX_SIBLINGS``, whose tasks then share nothing a reader accepts)."""
     by_world: dict[str, list[str]] = {}
-    for task, world in _worlds(index).items():
+    for task, world in _worlds(index):
         by_world.setdefault(world, []).append(task)
-    groups = {world: tuple(sorted(tasks)[:MAX_SIBLINGS]) for world, tasks in by_world.items()}
-    return {task: groups[world] for world, tasks in by_world.items() for task in tasks}
+    groups = {world: tuple(sorted(set(tasks))) for world, tasks in by_world.items() if len(set(tasks)) <= MAX_SIBLINGS}
+    return {task: groups[world] for world, tasks in by_world.items() if world in groups for task in tasks}
 
 
-def _worlds(index: str) -> dict[str, str]:
-    """Task id to world, from the index's lines that name both (anything else is passed over); the
-    index is opened without following a link, and only a regular file within its limit is read."""
+def _worlds(index: str) -> list[tuple[str, str]]:
+    """(task id, world) of the index's lines up to the first that is not a task's line with a
+    plain id, or past the limits; the index is opened without following a link, and only a
+    regular file is read."""
     try:
-        fd = os.open(index, _OPEN_FLAGS)
+        fd = os.open(index, _FILE_FLAGS)
     except OSError:
-        return {}
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_INDEX_BYTES:
-            return {}
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            text = handle.read(MAX_INDEX_BYTES + 1)
-    finally:
-        os.close(fd)
-    worlds = {}
-    for line in text.splitlines():
-        try:
-            item = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(item, dict):
-            continue
-        task, world = item.get("id"), item.get(WORLD)
-        if isinstance(task, str) and _plain_name(task) and isinstance(world, (str, int)) \
-                and not isinstance(world, bool):
-            worlds[task] = str(world)
-    return worlds
-
-
-def _plain_name(name: str) -> bool:
-    """One path component: never a way out of ``tasks/`` (the census walks only below it)."""
-    return name not in ("", ".", "..") and "/" not in name and "\\" not in name and "\0" not in name \
-        and len(name) <= MAX_NAME_CHARS
-
-
-def _real_dir(path: str) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-@lru_cache(maxsize=8)
-def _census(tasks: str, siblings: tuple[str, ...]) -> Census:
-    """The names of each multiply-linked file in the siblings' trees. No link is followed: a
-    sibling, tree or folder that is a symlink holds none; at most ``MAX_TREE_FILES`` entries and
-    ``MAX_TREE_DEPTH`` levels are looked at per tree, as a reader looks at one."""
-    if not _real_dir(tasks):
-        return {}
-    names: Counter[tuple[int, int]] = Counter()
-    for task in siblings:
-        if not _real_dir(os.path.join(tasks, task)):
-            continue
-        for tree in TREES:
-            root = os.path.join(tasks, task, tree)
-            if _real_dir(root):
-                _count_names(root, names)
-    return dict(names)
-
-
-def _count_names(root: str, names: Counter[tuple[int, int]]) -> None:
-    budget, stack = MAX_TREE_FILES, [(root, 0)]
-    while stack:
-        folder, depth = stack.pop()
-        try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
-        except OSError:
-            continue
-        for entry in entries:
-            budget -= 1
-            if budget < 0:
-                return
+        return []
+    pairs: list[tuple[str, str]] = []
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return []
+        read = 0
+        for line in handle:
+            read += len(line)
+            if read > MAX_INDEX_BYTES or len(pairs) >= MAX_INDEX_LINES or len(line) > MAX_INDEX_LINE:
+                break
             try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode) and depth < MAX_TREE_DEPTH:
-                stack.append((entry.path, depth + 1))
-            elif stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-                names[(st.st_dev, st.st_ino)] += 1
+                item = json.loads(line)
+            except (ValueError, RecursionError):
+                break
+            if not isinstance(item, dict) or not isinstance(task := item.get("id"), str) \
+                    or not _ID.fullmatch(task):
+                break
+            world = item.get(WORLD)
+            if isinstance(world, str) and len(world) <= 64 or isinstance(world, int) and not isinstance(world, bool):
+                pairs.append((task, str(world)))
+    return pairs

@@ -13,7 +13,8 @@ regular files it accepts plus every entry it refused, each with a named reason:
 
 - ``is a symlink``: file or folder; a root that is a symlink refuses the whole tree;
 - ``is a hard link to a file outside the tree``: a regular file whose link count is larger than
-  the number of times its (device, inode) occurs inside the tree;
+  the number of times its (device, inode) occurs inside the tree (or, for a dataset task's tree,
+  than the names found at its path in the tasks of its world: ``office_env.dataset_links``);
 - ``is a special file (FIFO|socket|device)``: reading one can block forever or never end;
 - ``has a bad name (...)``: control characters (newline included), a backslash, more than
   ``MAX_NAME_CHARS`` characters, bytes that are not UTF-8, ``.`` or ``..``;
@@ -56,7 +57,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, cast
 
-from office_env.dataset_links import shared_names
+from office_env.dataset_links import sibling_names
 from office_env.errors import PathError
 from office_env.formats.bounded import read_upto
 from office_env.limits import (
@@ -164,6 +165,7 @@ class FileEntry:
     ino: int
     nlink: int
     mtime_ns: int = 0
+    ctime_ns: int = 0  # changes with every link made or removed (office_env.dataset_links)
 
     @property
     def rel(self) -> str:
@@ -371,7 +373,7 @@ class _Walk:
             else:
                 self.total += est.st_size
                 tree.files.append(FileEntry(parts + (name,), est.st_size, est.st_dev, est.st_ino, est.st_nlink,
-                                            est.st_mtime_ns))
+                                            est.st_mtime_ns, est.st_ctime_ns))
         else:
             tree.skip(rel, f"{SPECIAL} ({_special_kind(mode)})")
         return None
@@ -383,7 +385,8 @@ def _drop_outside_links(tree: Tree) -> None:
     seen = Counter((f.dev, f.ino) for f in tree.files)
     if all(f.nlink <= seen[(f.dev, f.ino)] for f in tree.files):
         return
-    shared = shared_names(tree.root)  # only a tree with extra links looks for its dataset
+    extra = [(f.parts, (f.dev, f.ino, f.nlink, f.ctime_ns)) for f in tree.files if f.nlink > seen[(f.dev, f.ino)]]
+    shared = sibling_names(tree.root, extra)  # only a tree with extra links looks for its dataset
     outside = {f.parts for f in tree.files if f.nlink > max(seen[(f.dev, f.ino)], shared.get((f.dev, f.ino), 0))}
     if outside:
         refused = [f for f in tree.files if f.parts in outside]

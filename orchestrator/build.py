@@ -213,9 +213,11 @@ def gate_record(record: TaskRecord, testbed: Path | None, reference: Path | None
 def _write(state: NeoState) -> dict[str, Any]:
     job, record = state["job"], state["outcome"]["record"]
     plain = record.to_dict()  # made once: the task's file and its card figures read it
-    # the tasks of a world hard-link one copy of its testbed in the dataset (office_env.dataset_links)
-    world = dataset.shared_world(job.staging.parent, job.testbed, f"w{job.world.seed}")
-    staged = dataset.stage_task(job.staging, record, world, trusted=True, link=True, plain=plain)
+    if tasks_per_world(job.config) > 1:  # the tasks of a world hard-link one copy of its testbed in the dataset
+        world = dataset.shared_world(job.staging.parent, job.testbed, f"w{job.world.seed}")
+        staged = dataset.stage_task(job.staging, record, world, trusted=True, link=True, plain=plain)
+    else:  # a world of one task (histories of weeks): its own copy
+        staged = dataset.stage_task(job.staging, record, job.testbed, trusted=True, plain=plain)
     return {"outcome": {"status": "accepted", "staged": str(staged), "record": record, "plain": plain}}
 
 
@@ -727,6 +729,9 @@ def finish_dataset(out: Path, attempts: list[dict[str, Any]], index: str, card: 
     """A build's or regeneration's last writes (``backends.batch.finish_folder``): the attempts, the
     index (``dataset.index_text``), the schemas and the card, then ``build.json``; then the work
     files go."""
+    worlds = out / dataset.WORK / dataset.WORLDS
+    if worlds.is_dir() and not worlds.is_symlink():  # gone before the index says the dataset is whole: a
+        shutil.rmtree(worlds)  # name left there would make its readers refuse every shared file as linked outside
     files = [(dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in attempts).encode("utf-8")),
              ("index.jsonl", index.encode("utf-8")), *dataset.schema_files(),
              ("README.md", card.encode("utf-8"))]

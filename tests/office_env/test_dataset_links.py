@@ -12,7 +12,7 @@ import pytest
 
 from backends.dataset_reader import iter_tasks, load_task, task_digest
 from backends.task_record import parse_record
-from office_env.dataset_links import shared_names
+from office_env import dataset_links
 from office_env.untrusted import OUTSIDE_LINK, copy_tree, scan_tree
 from orchestrator.dataset_writer import shared_world, stage_task
 from tests.support.records import task_record_sample
@@ -23,8 +23,8 @@ def outside(tmp_path: Path) -> Path:
     """A folder shaped like a task (its secret in a ``testbed/``), which a census that followed
     an index's ids out of ``tasks/`` would count."""
     folder = tmp_path / "outside"
-    (folder / "testbed").mkdir(parents=True)
-    (folder / "testbed" / "secret.txt").write_text("top secret\n", encoding="utf-8")
+    (folder / "testbed" / "data").mkdir(parents=True)
+    (folder / "testbed" / "data" / "leak.txt").write_text("top secret\n", encoding="utf-8")
     return folder
 
 
@@ -67,20 +67,30 @@ def test_a_world_shared_by_its_tasks_is_read_whole(tmp_path):
     assert task_digest(load_task(out, "t2")) == task_digest(load_task(plain, "t2"))
 
 
+def _link_secret(outside: Path, out: Path, *tasks: str) -> None:
+    for task_id in tasks:
+        os.link(outside / "testbed" / "data" / "leak.txt", out / "tasks" / task_id / "testbed" / "data" / "leak.txt")
+
+
+def _leak(out: Path, task_id: str) -> str:
+    return f"{out / 'tasks' / task_id / 'testbed'}/data/leak.txt: {OUTSIDE_LINK}"
+
+
+def _index(out: Path, lines: list) -> None:
+    (out / "index.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
 def test_a_link_to_outside_is_refused_even_when_every_sibling_holds_it(tmp_path, outside):
     out = _dataset(tmp_path, {"t1": "7", "t2": "7"})
+    _link_secret(outside, out, "t1", "t2")
     for task_id in ("t1", "t2"):
-        os.link(outside / "testbed" / "secret.txt", out / "tasks" / task_id / "testbed" / "data" / "leak.txt")
-    for task_id in ("t1", "t2"):
-        assert _problem(out, task_id) == \
-            f"{out / 'tasks' / task_id / 'testbed'}/data/leak.txt: {OUTSIDE_LINK}"
+        assert _problem(out, task_id) == _leak(out, task_id)
     assert "hard link" in (load_task(out, "t1").error or "")
 
 
 def test_siblings_of_another_world_or_none_do_not_count(tmp_path):
     out = _dataset(tmp_path, {"t1": "7", "t2": "7", "t3": "7"})
-    lines = [{"id": "t1", "world": "7"}, {"id": "t2", "world": "8"}, {"id": "t3"}]
-    (out / "index.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    _index(out, [{"id": "t1", "world": "7"}, {"id": "t2", "world": "8"}, {"id": "t3"}])
     # the three share their files, but the index puts t2 in another world and t3 in none: no task
     # finds every name of its files among the siblings it lists
     assert [_problem(out, t) is not None for t in ("t1", "t2", "t3")] == [True, True, True]
@@ -89,25 +99,110 @@ def test_siblings_of_another_world_or_none_do_not_count(tmp_path):
     assert _problem(out, "t1") is not None
 
 
-def test_an_index_that_lies_cannot_make_an_outside_link_count(tmp_path, outside):
+# each lie, and whether its id is a plain one (a line that is no task's ends the reading: a lie
+# first then leaves no siblings at all, and every shared file is refused)
+LIES = {
+    "a path out of tasks/": ({"id": "../../outside", "world": "7"}, False),
+    "a path through a task": ({"id": "t1/../../../outside", "world": "7"}, False),
+    "another spelling of a folder (surrogate escapes of its UTF-8)": ({"id": "\udcc3\udcbf", "world": "7"}, False),
+    "a sibling that is a link to the secret's task-shaped folder": ({"id": "linked", "world": "7"}, True),
+    "a sibling whose data/ is a link there": ({"id": "halfway", "world": "7"}, True),
+    "the task listed again": ({"id": "t1", "world": "7"}, True),
+    "a sibling that does not exist": ({"id": "ghost", "world": "7"}, True),
+}
+
+
+@pytest.mark.parametrize("lie", LIES, ids=list(LIES))
+@pytest.mark.parametrize("first", [True, False], ids=["lie first", "lie last"])
+def test_an_index_that_lies_cannot_make_an_outside_link_count(tmp_path, outside, lie, first):
     out = _dataset(tmp_path, {"t1": "7", "t2": "7"})
-    os.link(outside / "testbed" / "secret.txt", out / "tasks" / "t1" / "testbed" / "data" / "leak.txt")
-    os.symlink(outside, out / "tasks" / "linked")  # a sibling that is a link to the secret's folder
-    lies = [{"id": "t1", "world": "7"}, {"id": "t2", "world": "7"}, {"id": "../../outside", "world": "7"},
-            {"id": "..", "world": "7"}, {"id": "t1/../../../outside", "world": "7"}, {"id": "ghost", "world": "7"},
-            {"id": "linked", "world": "7"},
-            {"id": "t2", "world": True}, "not an object", {"id": 3, "world": "7"}]
-    (out / "index.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lies) + "{broken\n",
-                                     encoding="utf-8")
-    assert _problem(out, "t1") == f"{out / 'tasks' / 't1' / 'testbed'}/data/leak.txt: {OUTSIDE_LINK}"
+    _link_secret(outside, out, "t1")
+    os.symlink(outside, out / "tasks" / "linked")
+    (out / "tasks" / "halfway" / "testbed").mkdir(parents=True)
+    os.symlink(outside / "testbed" / "data", out / "tasks" / "halfway" / "testbed" / "data")
+    alias = out / "tasks" / "\u00ff"  # the folder the surrogate-escaped id spells in UTF-8 bytes
+    (alias / "testbed" / "data").mkdir(parents=True)
+    os.link(outside / "testbed" / "data" / "leak.txt", alias / "testbed" / "data" / "leak.txt")
+    line, plain = LIES[lie]
+    honest = [{"id": "t1", "world": "7"}, {"id": "t2", "world": "7"}, {"id": "\u00ff", "world": "7"}]
+    _index(out, [line, *honest] if first else [*honest, line])
+    # the secret has three names (outside, t1, the alias): no lie finds a third inside
+    refused = {s.path for s in scan_tree(out / "tasks" / "t1" / "testbed").skipped}
+    read = plain or not first
+    assert refused == ({"data/leak.txt"} if read else {"data/a.txt", "data/b.txt", "data/leak.txt"})
+    assert (_problem(out, "t2") is None) == read
+
+
+def test_names_are_counted_afresh_by_every_scan(tmp_path, outside):
+    out = _dataset(tmp_path, {"t1": "7", "t2": "7", "t3": "7"})
+    _link_secret(outside, out, "t2", "t3")
+    assert _problem(out, "t1") is None and _problem(out, "t2") == _leak(out, "t2")
+    data = [out / "tasks" / task_id / "testbed" / "data" for task_id in ("t1", "t2", "t3")]
+    os.replace(data[1] / "leak.txt", data[0] / "leak.txt")
+    (data[2] / "leak.txt").unlink()
+    assert _problem(out, "t1") == _leak(out, "t1")  # two names (outside, t1), one found
+
+
+def test_a_file_found_inside_its_world_is_looked_up_again_once_it_gains_a_link(tmp_path, outside):
+    out = _dataset(tmp_path, {"t1": "7", "t2": "7", "t3": "7"})
+    assert _problem(out, "t1") is None  # remembered: t2 and t3 need no lookups
+    assert _problem(out, "t2") is None
+    os.link(out / "tasks" / "t3" / "testbed" / "data" / "a.txt", outside / "kept.txt")
+    assert _problem(out, "t2") == f"{out / 'tasks' / 't2' / 'testbed'}/data/a.txt: {OUTSIDE_LINK}"
+    os.unlink(out / "tasks" / "t3" / "testbed" / "data" / "a.txt")  # three names again, one outside,
+    assert _problem(out, "t2") == f"{out / 'tasks' / 't2' / 'testbed'}/data/a.txt: {OUTSIDE_LINK}"  # a new change time
+    os.replace(outside / "kept.txt", out / "tasks" / "t3" / "testbed" / "data" / "a.txt")
     assert _problem(out, "t2") is None
 
 
-def test_a_linked_index_or_tasks_folder_is_not_followed(tmp_path, outside):
+def test_a_name_moved_between_siblings_while_they_are_looked_at_counts_once(tmp_path, outside, monkeypatch):
+    out = _dataset(tmp_path, {"t1": "7", "t2": "7", "t3": "7"})
+    for office in (out / "tasks").glob("*/testbed/data/*.txt"):  # plain files: only the secret is looked up
+        os.unlink(office)
+        office.write_text("mine\n", encoding="utf-8")
+    _link_secret(outside, out, "t1", "t2")  # three names: outside, t1, t2
+    identity, calls = dataset_links._identity, []
+
+    def moving(fd):  # once t2's name is found, it moves to t3, which is looked at next
+        calls.append(fd)
+        if len(calls) == 2:
+            os.replace(out / "tasks" / "t2" / "testbed" / "data" / "leak.txt",
+                       out / "tasks" / "t3" / "testbed" / "data" / "leak.txt")
+        return identity(fd)
+
+    monkeypatch.setattr(dataset_links, "_identity", moving)
+    assert _problem(out, "t1") == _leak(out, "t1")
+    assert len(calls) == 5  # the first look found it at t1, t2 and t3, the second at t1 and t3
+
+
+def test_a_hostile_index_is_read_within_bounds_and_never_raises(tmp_path):
+    out = _dataset(tmp_path, {"t1": "7", "t2": "7"})
+    (out / "index.jsonl").write_text(json.dumps({"id": "t1", "world": "7"}) + "\n" + "[" * 100_000 + "\n",
+                                     encoding="utf-8")
+    assert _problem(out, "t1") is not None  # t2 is past the line that ends the reading
+    _index(out, [{"id": "\ud800", "world": "7"}, {"id": "t1", "world": "7"}, {"id": "t2", "world": "7"}])
+    assert _problem(out, "t1") is not None
+    _index(out, [{"id": f"x{i}", "world": "7"} for i in range(dataset_links.MAX_SIBLINGS)]
+           + [{"id": "t1", "world": "7"}, {"id": "t2", "world": "7"}])
+    assert _problem(out, "t1") is not None  # a world past the limit shares nothing
+    with open(out / "index.jsonl", "w", encoding="utf-8") as handle:
+        handle.write("\n" * 1_000_000)
+    assert _problem(out, "t1") is not None
+
+
+def test_a_linked_index_or_tasks_folder_is_not_followed(tmp_path):
     out = _dataset(tmp_path, {"t1": "7", "t2": "7"})
     real = tmp_path / "index.real"
     os.replace(out / "index.jsonl", real)
     os.symlink(real, out / "index.jsonl")
     assert _problem(out, "t1") is not None  # no index read through a link: no siblings
-    assert shared_names(out / "tasks" / "t1" / "testbed") == {}
-    assert shared_names(tmp_path / "elsewhere" / "testbed") == {}  # not a task's tree
+    os.replace(real, out / "index.jsonl.new")
+    os.replace(out / "index.jsonl.new", out / "index.jsonl")
+    assert _problem(out, "t1") is None
+    moved = tmp_path / "tasks.real"
+    os.replace(out / "tasks", moved)
+    os.symlink(moved, out / "tasks")
+    dataset_links._known.clear()  # as in a new process: the files found inside are not remembered
+    assert _problem(out, "t1") is not None  # tasks/ through a link: no siblings
+    files = [(("data", "a.txt"), (1, 1))]
+    assert dataset_links.sibling_names(tmp_path / "elsewhere" / "testbed", files) == {}  # not a task's tree
