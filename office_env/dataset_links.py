@@ -17,21 +17,26 @@ The index only says where to look, and lies cannot make more names be found than
 
 - a sibling is a plain id (a task id's own pattern: ASCII letters, digits, ``.``, ``_``, ``-``),
   opened below ``tasks/`` folder by folder without following a link;
-- each name found is one directory entry, told apart by the folder that holds it (device and
-  inode) and its name, so an id listed twice, two spellings of one folder on a case-blind file
-  system or a folder mounted twice count once;
-- every name is looked up twice, and counts only when both looks find it in the same folder (the
-  folders are held open between them): a name moved from one sibling to another while they are
-  looked at counts once, unless it is moved back and forth in step with the reader's lookups;
+- a name counts only when the file it names has the link count and change time the scan saw: a
+  link made, removed or moved since (which changes the change time) makes the count fall short,
+  and the file is refused when it is opened (``office_env.untrusted``);
+- a folder holds at most one counted name of a file, told apart by its device and inode: an id
+  listed twice, two spellings of one folder or one name on a case-blind file system, or a folder
+  mounted twice count once;
+- every name is looked up twice, and counts only when both looks find it in the same folder: on a
+  file system whose change times are coarse, a name moved between siblings within one tick is
+  counted once, unless it is moved back and forth in step with the reader's lookups;
+- a file not owned by the owner of ``tasks/`` (someone else's, linked in) counts no name;
 - the index is read to its first line that is not a task's, at most ``MAX_INDEX_BYTES`` and
   ``MAX_INDEX_LINES``, and a world has at most ``MAX_SIBLINGS`` tasks.
 
 Between scans a process remembers the index's lines (by its size and time) and the files it found
 wholly inside a world (by device, inode, link count and change time): the other tasks of the world
-then cost no lookups. Counts that fell short are never kept. A file once found with every name in
-the dataset was the dataset's own, not a file of someone's elsewhere, whatever is moved later; and
-a link made or removed since, or the inode reused by another file, changes its link count or its
-change time, and it is looked up again.
+then cost no lookups. Counts that fell short are never kept. While the link count and change time
+stay, the file has the same names it had when each was found in the dataset (moving a folder that
+holds one changes neither, but moves none of the file's names to another file): it is the
+dataset's own file, not someone's elsewhere. A link made, removed or renamed, or the inode reused
+by another file, changes one of them, and it is looked up again.
 
 A task the index does not list, a world of one, or a dataset without an index has no siblings:
 every extra link is refused, as before datasets shared their offices.
@@ -61,7 +66,6 @@ _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_DIRECTO
 
 Inode = tuple[int, int]
 Seen = tuple[int, int, int, int]  # a file as a scan saw it: device, inode, link count, change time (ns)
-Entry = tuple[int, int, str]  # the folder holding a name (device, inode) and the name
 MAX_KNOWN = 200_000  # files a process remembers as wholly inside their world
 
 _known: dict[Seen, None] = {}  # insertion-ordered: the oldest goes first
@@ -97,14 +101,11 @@ def sibling_names(root: str | os.PathLike[str], files: Iterable[tuple[tuple[str,
         tasks_fd = os.open(os.path.join(dataset, TASKS), _DIR_FLAGS)
     except OSError:
         return counts
-    folders: dict[tuple[str, tuple[str, ...]], int | None] = {}
     try:
-        found = _look(tasks_fd, siblings, sub, look, folders)
-        again = _look(tasks_fd, siblings, sub, look, folders)  # what moved meanwhile is in one look only
+        owner = os.fstat(tasks_fd).st_uid
+        found = _look(tasks_fd, siblings, sub, look, owner)
+        again = _look(tasks_fd, siblings, sub, look, owner)  # what moved meanwhile is in one look only
     finally:
-        for fd in folders.values():
-            if fd is not None:
-                os.close(fd)
         os.close(tasks_fd)
     for _, seen in look:
         inode = seen[:2]
@@ -129,27 +130,34 @@ def _task_of(root: str | os.PathLike[str]) -> tuple[str, str, tuple[str, ...]] |
     return None
 
 
-def _look(tasks_fd: int, siblings: tuple[str, ...], sub: tuple[str, ...],
-          files: list[tuple[tuple[str, ...], Seen]], folders: dict[tuple[str, tuple[str, ...]], int | None]
-          ) -> dict[Inode, set[Entry]]:
-    """The entries found, per file, at the file's path in each sibling's tree."""
-    found: dict[Inode, set[Entry]] = {}
-    held: dict[int, Inode] = {}
-    for parts, seen in files:
-        inode = seen[:2]
-        entries = found.setdefault(inode, set())
-        for task in siblings:
-            parent = _folder(tasks_fd, task, sub + parts[:-1], folders)
-            if parent is None:
-                continue
-            try:
-                st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == inode:
-                if parent not in held:
-                    held[parent] = _identity(parent)
-                entries.add((*held[parent], parts[-1]))
+def _look(tasks_fd: int, siblings: tuple[str, ...], sub: tuple[str, ...], files: list[tuple[tuple[str, ...], Seen]],
+          owner: int) -> dict[Inode, set[Inode]]:
+    """Per file, the folders (device and inode) holding it at its path in the siblings' trees,
+    as the scan saw it: the same link count and change time (a link made, removed or moved since
+    changes them), owned by the owner of ``tasks/``. One sibling at a time, its folders closed
+    before the next."""
+    found: dict[Inode, set[Inode]] = {seen[:2]: set() for _, seen in files}
+    for task in siblings:
+        folders: dict[tuple[str, ...], int | None] = {}
+        held: dict[int, Inode] = {}
+        try:
+            for parts, seen in files:
+                parent = _folder(tasks_fd, task, sub + parts[:-1], folders)
+                if parent is None:
+                    continue
+                try:
+                    st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino, st.st_nlink, st.st_ctime_ns) == seen \
+                        and st.st_uid == owner:
+                    if parent not in held:
+                        held[parent] = _identity(parent)
+                    found[seen[:2]].add(held[parent])  # one name per folder: a case-blind folder answers to two
+        finally:
+            for fd in folders.values():
+                if fd is not None:
+                    os.close(fd)
     return found
 
 
@@ -158,16 +166,13 @@ def _identity(fd: int) -> Inode:
     return st.st_dev, st.st_ino
 
 
-def _folder(tasks_fd: int, task: str, parts: tuple[str, ...],
-            folders: dict[tuple[str, tuple[str, ...]], int | None]) -> int | None:
+def _folder(tasks_fd: int, task: str, parts: tuple[str, ...], folders: dict[tuple[str, ...], int | None]) -> int | None:
     """The folder ``tasks/<task>/<parts>`` opened one name at a time without following a link
-    (None when any step is missing or a link), kept open for the scan's other files."""
-    key = (task, parts)
-    if key in folders:
-        return folders[key]
+    (None when any step is missing or a link), kept open for the sibling's other files."""
+    if parts in folders:
+        return folders[parts]
     if parts:
-        above = _folder(tasks_fd, task, parts[:-1], folders)
-        name, base = parts[-1], above
+        name, base = parts[-1], _folder(tasks_fd, task, parts[:-1], folders)
     else:
         name, base = task, tasks_fd
     fd = None
@@ -176,7 +181,7 @@ def _folder(tasks_fd: int, task: str, parts: tuple[str, ...],
             fd = os.open(name, _DIR_FLAGS, dir_fd=base)
         except OSError:
             fd = None
-    folders[key] = fd
+    folders[parts] = fd
     return fd
 
 
@@ -204,7 +209,7 @@ def _worlds(index: str) -> list[tuple[str, str]]:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             return []
         read = 0
-        for line in handle:
+        while line := handle.readline(MAX_INDEX_LINE + 1):  # never more than a line's limit in memory
             read += len(line)
             if read > MAX_INDEX_BYTES or len(pairs) >= MAX_INDEX_LINES or len(line) > MAX_INDEX_LINE:
                 break

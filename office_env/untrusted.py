@@ -463,6 +463,8 @@ class _Opener:
             problem = CHANGED
         elif check_links and st.st_nlink > entry.nlink:
             problem = OUTSIDE_LINK
+        elif check_links and st.st_nlink > 1 and st.st_ctime_ns != entry.ctime_ns:
+            problem = CHANGED  # a shared file whose names changed since they were counted
         if problem:
             os.close(fd)
             raise UntrustedInputError(printable(self.tree.root / entry.rel), problem)

@@ -12,8 +12,8 @@ import pytest
 
 from backends.dataset_reader import iter_tasks, load_task, task_digest
 from backends.task_record import parse_record
-from office_env import dataset_links
-from office_env.untrusted import OUTSIDE_LINK, copy_tree, scan_tree
+from office_env import dataset_links, untrusted
+from office_env.untrusted import OUTSIDE_LINK, UntrustedInputError, copy_tree, scan_tree
 from orchestrator.dataset_writer import shared_world, stage_task
 from tests.support.records import task_record_sample
 
@@ -172,7 +172,54 @@ def test_a_name_moved_between_siblings_while_they_are_looked_at_counts_once(tmp_
 
     monkeypatch.setattr(dataset_links, "_identity", moving)
     assert _problem(out, "t1") == _leak(out, "t1")
-    assert len(calls) == 5  # the first look found it at t1, t2 and t3, the second at t1 and t3
+    assert len(calls) == 2  # found at t1 and t2; moved, it has another change time and counts nowhere
+
+
+def test_a_link_made_while_the_names_are_looked_up_and_removed_before_the_open_counts_nothing(
+        tmp_path, outside, monkeypatch):
+    out = _dataset(tmp_path, {"t1": "7", "t2": "7"})
+    _link_secret(outside, out, "t1")  # two names: outside, t1
+    looking = untrusted.sibling_names
+
+    def growing(root, files):  # a second name inside while the reader looks, gone before it opens
+        os.link(outside / "testbed" / "data" / "leak.txt", out / "tasks" / "t2" / "testbed" / "data" / "leak.txt")
+        try:
+            return looking(root, files)
+        finally:
+            os.unlink(out / "tasks" / "t2" / "testbed" / "data" / "leak.txt")
+
+    monkeypatch.setattr(untrusted, "sibling_names", growing)
+    assert _problem(out, "t1") == _leak(out, "t1")
+    with pytest.raises(UntrustedInputError, match="leak.txt"):
+        copy_tree(out / "tasks" / "t1" / "testbed", tmp_path / "copy")
+
+
+def test_one_folder_counts_one_name_of_a_file_whatever_it_answers_to(tmp_path, outside, monkeypatch):
+    out = _dataset(tmp_path, {"t1": "7", "t2": "7"})
+    data = [out / "tasks" / task_id / "testbed" / "data" for task_id in ("t1", "t2")]
+    _link_secret(outside, out, "t1", "t2")
+    os.link(outside / "testbed" / "data" / "leak.txt", data[0] / "LEAK.txt")  # four names: outside, t1 twice, t2
+    folded, real_stat = os.stat(data[1]), os.stat
+
+    class CaseBlind:  # t2's data/ answers as a case-folding folder would: LEAK.txt is leak.txt there
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        def stat(self, path, *, dir_fd=None, follow_symlinks=True):
+            held = os.fstat(dir_fd) if dir_fd is not None else None
+            if held is not None and (held.st_dev, held.st_ino) == (folded.st_dev, folded.st_ino):
+                path = path.lower()
+            return real_stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+
+    monkeypatch.setattr(dataset_links, "os", CaseBlind())
+    assert {s.path for s in scan_tree(out / "tasks" / "t1" / "testbed").skipped} == {"data/LEAK.txt", "data/leak.txt"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_file_of_another_user_counts_no_name(tmp_path):
+    out = _dataset(tmp_path, {"t1": "7", "t2": "7"})
+    os.chown(out / "tasks" / "t1" / "testbed" / "data" / "a.txt", 4242, 4242)
+    assert _problem(out, "t1") == f"{out / 'tasks' / 't1' / 'testbed'}/data/a.txt: {OUTSIDE_LINK}"
 
 
 def test_a_hostile_index_is_read_within_bounds_and_never_raises(tmp_path):
