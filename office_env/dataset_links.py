@@ -51,6 +51,8 @@ import stat
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
+from office_env.formats.bounded import FOLDER_FLAGS, READ_FLAGS
+
 TASKS = "tasks"  # DESIGN.md: <dataset>/tasks/<id>/{task.json, testbed/, reference/}
 INDEX = "index.jsonl"
 TREES = ("testbed", "reference")
@@ -61,8 +63,6 @@ MAX_INDEX_LINE = 64 << 10
 MAX_SIBLINGS = 64  # tasks one world may share its files with (a build's: 20)
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # backends.task_record's id pattern
-_FILE_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 Inode = tuple[int, int]
 Seen = tuple[int, int, int, int]  # a file as a scan saw it: device, inode, link count, change time (ns)
@@ -85,8 +85,8 @@ def sibling_names(root: str | os.PathLike[str], files: Iterable[tuple[tuple[str,
         st = os.lstat(index)
     except OSError:
         return {}
-    siblings = _siblings(index, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns).get(task)
-    if not siblings or len(siblings) < 2:
+    siblings = _siblings(index, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns).get(task, ())
+    if len(siblings) < 2:
         return {}
     counts: dict[Inode, int] = {}
     look: list[tuple[tuple[str, ...], Seen]] = []
@@ -98,7 +98,7 @@ def sibling_names(root: str | os.PathLike[str], files: Iterable[tuple[tuple[str,
     if not look:
         return counts
     try:
-        tasks_fd = os.open(os.path.join(dataset, TASKS), _DIR_FLAGS)
+        tasks_fd = os.open(os.path.join(dataset, TASKS), FOLDER_FLAGS)
     except OSError:
         return counts
     try:
@@ -178,7 +178,7 @@ def _folder(tasks_fd: int, task: str, parts: tuple[str, ...], folders: dict[tupl
     fd = None
     if base is not None:
         try:
-            fd = os.open(name, _DIR_FLAGS, dir_fd=base)
+            fd = os.open(name, FOLDER_FLAGS, dir_fd=base)
         except OSError:
             fd = None
     folders[parts] = fd
@@ -189,11 +189,10 @@ def _folder(tasks_fd: int, task: str, parts: tuple[str, ...], folders: dict[tupl
 def _siblings(index: str, dev: int, ino: int, size: int, mtime_ns: int) -> dict[str, tuple[str, ...]]:
     """Each task id the index gives a world to, with the ids of that world (itself included;
     none for a world past ``MAX_SIBLINGS``, whose tasks then share nothing a reader accepts)."""
-    by_world: dict[str, list[str]] = {}
+    by_world: dict[str, set[str]] = {}
     for task, world in _worlds(index):
-        by_world.setdefault(world, []).append(task)
-    groups = {world: tuple(sorted(set(tasks))) for world, tasks in by_world.items() if len(set(tasks)) <= MAX_SIBLINGS}
-    return {task: groups[world] for world, tasks in by_world.items() if world in groups for task in tasks}
+        by_world.setdefault(world, set()).add(task)
+    return {task: tuple(sorted(tasks)) for tasks in by_world.values() if len(tasks) <= MAX_SIBLINGS for task in tasks}
 
 
 def _worlds(index: str) -> list[tuple[str, str]]:
@@ -201,7 +200,7 @@ def _worlds(index: str) -> list[tuple[str, str]]:
     plain id, or past the limits; the index is opened without following a link, and only a
     regular file is read."""
     try:
-        fd = os.open(index, _FILE_FLAGS)
+        fd = os.open(index, READ_FLAGS)
     except OSError:
         return []
     pairs: list[tuple[str, str]] = []

@@ -59,7 +59,7 @@ from typing import Any, Iterator, cast
 
 from office_env.dataset_links import sibling_names
 from office_env.errors import PathError
-from office_env.formats.bounded import read_upto
+from office_env.formats.bounded import FOLDER_FLAGS, READ_FLAGS, read_upto
 from office_env.limits import (
     MAX_FILE_BYTES,
     MAX_JSON_BYTES,
@@ -86,8 +86,6 @@ CHANGED = "changed while being read"
 
 MAX_SKIPPED_KEPT = 100  # refused entries listed one by one; the rest are only counted
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _HIDDEN_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _CHUNK = 1 << 20
 
@@ -314,7 +312,7 @@ class _Walk:
         swapped during the walk, or holds the entry past ``max_entries`` (the reason kept)."""
         listed: list[tuple[str, os.stat_result | OSError]] = []
         try:
-            fd = os.open(folder, _DIR_FLAGS)
+            fd = os.open(folder, FOLDER_FLAGS)
         except OSError as exc:
             self.tree.skip(rel_folder, _open_reason(exc, folder))
             return None
@@ -383,9 +381,9 @@ def _drop_outside_links(tree: Tree) -> None:
     """Refuse the files hard-linked from outside the tree (more links than the tree holds), but
     for the links a dataset's tasks share with their world's other tasks (``office_env.dataset_links``)."""
     seen = Counter((f.dev, f.ino) for f in tree.files)
-    if all(f.nlink <= seen[(f.dev, f.ino)] for f in tree.files):
-        return
     extra = [(f.parts, (f.dev, f.ino, f.nlink, f.ctime_ns)) for f in tree.files if f.nlink > seen[(f.dev, f.ino)]]
+    if not extra:
+        return
     shared = sibling_names(tree.root, extra)  # only a tree with extra links looks for its dataset
     outside = {f.parts for f in tree.files if f.nlink > max(seen[(f.dev, f.ino)], shared.get((f.dev, f.ino), 0))}
     if outside:
@@ -418,7 +416,7 @@ class _Opener:
 
     def __enter__(self) -> "_Opener":
         try:
-            self.chain = [os.open(self.tree.root, _DIR_FLAGS)]
+            self.chain = [os.open(self.tree.root, FOLDER_FLAGS)]
         except OSError as exc:
             raise UntrustedInputError(printable(self.tree.root), _open_reason(exc)) from None
         self.names = ()
@@ -438,7 +436,7 @@ class _Opener:
         self.names = self.names[:common]
         for name in parts[common:]:
             try:
-                fd = os.open(name, _DIR_FLAGS, dir_fd=self.chain[-1])
+                fd = os.open(name, FOLDER_FLAGS, dir_fd=self.chain[-1])
             except OSError as exc:
                 where = "/".join(self.names + (name,))
                 raise UntrustedInputError(printable(self.tree.root / where),
@@ -451,7 +449,7 @@ class _Opener:
         """An open descriptor of ``entry`` after proving it is the file the scan accepted."""
         parent = self._folder(entry.parts[:-1])
         try:
-            fd = os.open(entry.parts[-1], _OPEN_FLAGS, dir_fd=parent)
+            fd = os.open(entry.parts[-1], READ_FLAGS, dir_fd=parent)
         except OSError as exc:
             raise UntrustedInputError(printable(self.tree.root / entry.rel),
                                       _open_reason(exc, entry.parts[-1], parent)) from None
@@ -604,7 +602,7 @@ def open_regular(path: str | os.PathLike[str], label: str) -> tuple[int, os.stat
     """Open ``path`` for reading without following a final symlink and without blocking on a
     FIFO; refuse anything but a regular file."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = os.open(path, READ_FLAGS)
     except OSError as exc:
         raise UntrustedInputError(label, _open_reason(exc)) from None
     st = os.fstat(fd)

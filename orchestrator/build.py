@@ -729,9 +729,7 @@ def finish_dataset(out: Path, attempts: list[dict[str, Any]], index: str, card: 
     """A build's or regeneration's last writes (``backends.batch.finish_folder``): the attempts, the
     index (``dataset.index_text``), the schemas and the card, then ``build.json``; then the work
     files go."""
-    worlds = out / dataset.WORK / dataset.WORLDS
-    if worlds.is_dir() and not worlds.is_symlink():  # gone before the index says the dataset is whole: a
-        shutil.rmtree(worlds)  # name left there would make its readers refuse every shared file as linked outside
+    dataset.drop_shared_worlds(out)  # before the index says the dataset is whole
     files = [(dataset.ATTEMPTS, "".join(json.dumps(item) + "\n" for item in attempts).encode("utf-8")),
              ("index.jsonl", index.encode("utf-8")), *dataset.schema_files(),
              ("README.md", card.encode("utf-8"))]

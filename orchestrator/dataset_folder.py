@@ -148,9 +148,7 @@ def repair(out: Path, done: dict[int, dict[str, Any]]) -> list[str]:
     for path in _write_leftovers(out):
         path.unlink(missing_ok=True)
         removed.append(path.relative_to(out).as_posix())
-    worlds = out / dataset.WORK / dataset.WORLDS  # copied again from this run's worlds when a task needs one
-    if worlds.is_dir() and not worlds.is_symlink():
-        shutil.rmtree(worlds)
+    if dataset.drop_shared_worlds(out):  # copied again from this run's worlds when a task needs one
         removed.append(f"{dataset.WORK}/{dataset.WORLDS}")
     staging = out / dataset.WORK / "staging"
     if staging.is_dir():

@@ -103,6 +103,16 @@ def shared_world(work: Path, testbed: Path, world: str) -> Path:
     return folder
 
 
+def drop_shared_worlds(out: Path) -> bool:
+    """Remove the copies :func:`shared_world` made in ``out``'s work folder (True when there were
+    any): a name left there is one no reader finds among the tasks, so it refuses every shared file."""
+    worlds = out / WORK / WORLDS
+    if not worlds.is_dir() or worlds.is_symlink():
+        return False
+    shutil.rmtree(worlds)
+    return True
+
+
 def stage_task(staging: Path, record: TaskRecord, testbed: Path | None, reference: Path | None = None, *,
                trusted: bool = False, link: bool = False, plain: dict[str, Any] | None = None) -> Path:
     """Write ``<staging>/<id>`` completely under a temporary name, then rename it into place.

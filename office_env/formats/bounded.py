@@ -17,7 +17,9 @@ from pathlib import Path
 from office_env.errors import CorruptFileError, MissingFileError, OfficeError
 from office_env.limits import MAX_FILE_BYTES, MiB
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+# how a stranger's file and folder are opened: never through a final symlink, never blocking on a FIFO
+READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _CHUNK = 1 << 20
 
 
@@ -50,7 +52,7 @@ def check_size(path: Path, label: str, limit: int = MAX_FILE_BYTES) -> int:
 def read_bytes(path: Path, label: str, limit: int = MAX_FILE_BYTES) -> bytes:
     """All bytes of a regular file of at most ``limit`` bytes; errors name the file."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = os.open(path, READ_FLAGS)
     except FileNotFoundError:
         raise MissingFileError(f"{label}: file does not exist") from None
     except OSError as exc:

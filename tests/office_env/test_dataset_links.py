@@ -45,7 +45,7 @@ def _dataset(tmp_path: Path, worlds: dict[str, str | None]) -> Path:
         staged = stage_task(staging, parse_record(task_record_sample(task_id)), copy, trusted=True, link=True)
         os.replace(staged, out / "tasks" / task_id)
         lines.append({"id": task_id, **({"world": world} if world is not None else {})})
-    (out / "index.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    _index(out, lines)
     shutil.rmtree(out / ".work")
     return out
 
