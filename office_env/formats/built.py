@@ -59,6 +59,12 @@ class Kept(Generic[T]):
             self._results.popitem(last=False)
         return value
 
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._results
+
+    def __len__(self) -> int:
+        return len(self._results)
+
     def clear(self) -> None:
         self._results.clear()
 

@@ -143,6 +143,32 @@ def test_a_world_s_office_facts_are_read_once_and_equal_a_fresh_read(world_testb
     assert offline_roles._office_facts(job, ws) == fresh  # from the cache
     other = make_world(4243)
     other_job = Job(index=1, task_id="t-1", config=BuildConfig(seed=9), world=other, testbed=testbed, staging=tmp_path)
-    assert (str(testbed), other.seed) not in offline_roles._OFFICE_CACHE
+    assert (str(testbed), other.seed) not in offline_roles._WORLD_READS
     offline_roles._office_facts(other_job, Workspace(testbed, now=other.now))
-    assert (str(testbed), other.seed) in offline_roles._OFFICE_CACHE
+    assert (str(testbed), other.seed) in offline_roles._WORLD_READS
+
+
+def test_a_process_keeps_the_reads_of_its_latest_worlds_only(world_testbed, tmp_path):
+    """A worker of a long build sees thousands of worlds: it keeps the notes and office facts of
+    the latest few (``KEPT_WORLDS``), not of every world it has seen, and reads an older one afresh."""
+    import dataclasses
+
+    from office_env import Workspace
+    from orchestrator import offline_roles
+
+    world, testbed = world_testbed
+    offline_roles._WORLD_READS.clear()
+    seeds = [world.seed + k for k in range(offline_roles.KEPT_WORLDS + 3)]
+    for seed in seeds:
+        job = Job(index=1, task_id="t-1", config=BuildConfig(seed=9), world=dataclasses.replace(world, seed=seed),
+                  testbed=testbed, staging=tmp_path)
+        offline_roles.world_notes("email", job)
+        offline_roles._office_facts(job, Workspace(testbed, now=world.now))
+    assert len(offline_roles._WORLD_READS) == offline_roles.KEPT_WORLDS
+    assert (str(testbed), seeds[0]) not in offline_roles._WORLD_READS
+    assert (str(testbed), seeds[-1]) in offline_roles._WORLD_READS
+    first = Job(index=1, task_id="t-1", config=BuildConfig(seed=9), world=dataclasses.replace(world, seed=seeds[0]),
+                testbed=testbed, staging=tmp_path)
+    from surfers import explore
+
+    assert offline_roles.world_notes("email", first) == explore("email", Workspace(testbed, now=world.now))
