@@ -20,6 +20,7 @@ import json
 import math
 import os
 import shutil
+import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -63,6 +64,7 @@ from orchestrator.endpoint_guard import (
     share_budget,
     timeout_reason,
 )
+from orchestrator.figure_log import FigureLog
 from orchestrator.neo_graph import NeoState, build_neo_graph
 from orchestrator.offline_roles import OfflineRoles
 from orchestrator.planner import Strata
@@ -548,7 +550,7 @@ class BuildBatch:
                  on_outcome: Callable[[dict[str, Any]], None] | None) -> None:
         self.out, self.n, self.config, self.workers, self.executor = out, n, config, workers, executor
         self.on_progress, self.on_outcome = on_progress, on_outcome
-        self.figures: dict[int, tuple[str, str]] = {}  # per accepted attempt, its card figures and index line
+        self.figures: FigureLog | None = None  # per accepted attempt, its card figures and index line
         self.texts: TextTally | None = None  # per accepted attempt, its texts' rows (verifier.text_tally)
         self.next_index = 0
         self._unique: UniqueSoFar | None = None
@@ -558,7 +560,7 @@ class BuildBatch:
     def start(self, resume: bool) -> BuildSummary | None:
         if (finished := _already_built(self.out, self.n, self.config, resume)) is not None:
             return finished
-        self.done = _prepare(self.out, self.config, resume)
+        self.done = {index: compact(item) for index, item in _prepare(self.out, self.config, resume).items()}
         _before_fork(self.config, self.workers, self.executor)
         self.strata = Strata(self.config, self.n)
         self.max_attempts = self.strata.max_attempts()
@@ -574,6 +576,7 @@ class BuildBatch:
         self._log = dataset.OutcomeLog(self.out, self.done)
         (self.out / dataset.WORK).mkdir(exist_ok=True)
         self.texts = TextTally(self.out / dataset.WORK)  # on the output's disk: it grows with the build
+        self.figures = FigureLog(self.out / dataset.WORK)  # as the texts
         self._seen = outcome_sink(cast(Breaker, self.guard), self._record, self.on_outcome)  # start() set it
         self._tally = KeptTally(self.strata) if self.on_progress else None
         for index in sorted(self.done) if self._tally else ():  # what a resumed build holds already
@@ -583,11 +586,12 @@ class BuildBatch:
 
     def _record(self, item: dict[str, Any]) -> None:
         found = item.pop(FIGURES, None)
-        if found is not None and item["index"] not in self.figures:
+        figures = cast(FigureLog, self.figures)  # log() made it
+        if found is not None and item["index"] not in figures:
             card, line, rows = found
-            self.figures[item["index"]] = (card, line)
+            figures.add(item["index"], card, line)
             cast(TextTally, self.texts).add(item["index"], rows)  # log() made it
-        self._log.record(item)
+        self._log.record(compact(item))
         if self._tally is not None:
             assert self.on_progress is not None  # the tally is kept for it
             self._tally.add(item["index"], item)
@@ -665,12 +669,14 @@ class BuildBatch:
 
     def finalise(self) -> BuildSummary:
         texts = self.texts if self.texts is not None else TextTally(self.out / dataset.WORK)
+        figures = self.figures if self.figures is not None else FigureLog(self.out / dataset.WORK)
         try:
             firsts = self._unique_so_far().firsts()  # kept up to date as outcomes came: not worked out again
             return _finalize(self.out, self.n, self.config, self.done, BuildSummary(self.out),
-                             (list(firsts.kept), dict(firsts.dropped)), self.figures, texts)
+                             (list(firsts.kept), dict(firsts.dropped)), figures, texts)
         finally:
             texts.close()
+            figures.close()
 
 
 class KeptTally:
@@ -718,6 +724,23 @@ def _before_fork(config: BuildConfig, workers: int, executor: str) -> None:
         new_document()
 
 
+_SHARED_TEXTS = ("status", "family", "reason", "id")
+
+
+def compact(item: dict[str, Any]) -> dict[str, Any]:
+    """An outcome as the parent holds it (the same keys and values): its texts that recur across
+    outcomes (status, family, reason, and the words of its description, which the duplicate check
+    keeps) interned, so that a build holds each once instead of once per attempt (the words were
+    about 1 KB of every attempt's outcome)."""
+    for key in _SHARED_TEXTS:
+        if isinstance(item.get(key), str):
+            item[key] = sys.intern(item[key])
+    words = item.get("words")
+    if isinstance(words, list):
+        item["words"] = [sys.intern(w) if isinstance(w, str) else w for w in words]
+    return item
+
+
 def _drop_rate(done: dict[int, dict[str, Any]]) -> float:
     """The share of attempts dropped so far (at most 0.75), or the expected one before any ended."""
     accepted = sum(1 for item in done.values() if item["status"] == "accepted")
@@ -747,7 +770,7 @@ def _own_record(folder: Path) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def _kept_sums(out: Path, keep: list[int], done: dict[int, dict[str, Any]], figures: dict[int, tuple[str, str]],
+def _kept_sums(out: Path, keep: list[int], done: dict[int, dict[str, Any]], figures: FigureLog,
                texts: TextTally) -> tuple[str, dict[str, Any]]:
     """The index and the card's figures of the kept tasks, in the index's order, from what the
     workers sent (``figures``, ``texts``); a task an earlier run of a resumed build made is read
@@ -775,7 +798,7 @@ def _kept_sums(out: Path, keep: list[int], done: dict[int, dict[str, Any]], figu
 
 
 def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, Any]], summary: BuildSummary,
-              firsts: tuple[list[int], dict[int, int]], figures: dict[int, tuple[str, str]],
+              firsts: tuple[list[int], dict[int, int]], figures: FigureLog,
               texts: TextTally) -> BuildSummary:
     """The dataset's last files from the outcomes; ``firsts``: :func:`unique_accepted` of them."""
     accepted, duplicates = firsts

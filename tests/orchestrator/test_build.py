@@ -548,3 +548,23 @@ def test_the_progress_tally_counts_each_task_once_and_no_more_than_its_app_count
         tally.add(index, {"status": status, "keys": keys})
         seen.append(tally.kept)
     assert seen == [1, 1, 1, 2, 2, 3, 3]
+
+
+def test_the_parent_holds_an_outcome_s_recurring_texts_once():
+    """``compact`` leaves an outcome's keys and values as they were, and two outcomes that say the
+    same word, status or family hold one text for it, not one each (a 100,000-task build's parent
+    would otherwise hold every description's words once per attempt)."""
+    from orchestrator.build import compact
+
+    def outcome(index: int) -> dict:
+        return json.loads(json.dumps({"index": index, "id": f"neo-{index:05d}", "status": "accepted",
+                                      "family": "sheet_total", "reason": None, "rounds": 1,
+                                      "keys": [f"description:{index:016x}"],
+                                      "words": ["sheet_total", "budget", "march", "total"]}))
+
+    first, second = outcome(1), outcome(2)
+    assert first["words"][1] is not second["words"][1]  # parsed apart: two texts
+    assert compact(outcome(1)) == first
+    first, second = compact(first), compact(second)
+    assert all(a is b for a, b in zip(first["words"], second["words"]))
+    assert first["status"] is second["status"] and first["family"] is second["family"]
