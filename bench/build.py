@@ -295,6 +295,17 @@ def _compare(args: argparse.Namespace, against: Path) -> None:
         ms = statistics.median(f[1] for f in figures)
         print(f"median {name:9}: {ms:.0f} ms CPU per verified task, at most {args.workers * 1000 / ms:.1f} tasks/s "
               f"on {args.workers} idle cores; {statistics.median(f[0] for f in figures):.1f} tasks/s measured")
+    print(cpu_ratio_line([mine[1] for mine in runs["this tree"]], [theirs[1] for theirs in runs["against"]]))
+
+
+def cpu_ratio_line(mine: list[float], theirs: list[float]) -> str:
+    """This tree's CPU per task over the other's: per round (the two runs of a round are minutes
+    apart at most, so they share the machine's state: its load, its disk's), their median and
+    range, and the ratio of the two medians. A round's ratio moves less than either figure."""
+    pairs = [m / t for m, t in zip(mine, theirs)]
+    return (f"CPU per task, this tree / against: {statistics.median(mine) / statistics.median(theirs):.2f}x "
+            f"(ratio of medians); per round {', '.join(f'{r:.2f}' for r in pairs)}: median "
+            f"{statistics.median(pairs):.2f}x, from {min(pairs):.2f} to {max(pairs):.2f}")
 
 
 def eval_busy(tmp: Path, args: argparse.Namespace) -> None:
