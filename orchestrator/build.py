@@ -724,14 +724,14 @@ def _before_fork(config: BuildConfig, workers: int, executor: str) -> None:
         new_document()
 
 
-_SHARED_TEXTS = ("status", "family", "reason", "id")
+_SHARED_TEXTS = ("status", "family")  # an id or a drop's reason is an attempt's own: interning it keeps nothing
 
 
 def compact(item: dict[str, Any]) -> dict[str, Any]:
     """An outcome as the parent holds it (the same keys and values): its texts that recur across
-    outcomes (status, family, reason, and the words of its description, which the duplicate check
-    keeps) interned, so that a build holds each once instead of once per attempt (the words were
-    about 1 KB of every attempt's outcome)."""
+    outcomes (status, family, and the words of its description, which the duplicate check keeps)
+    interned, so that a build holds each once instead of once per attempt (the words were about
+    1 KB of every attempt's outcome)."""
     for key in _SHARED_TEXTS:
         if isinstance(item.get(key), str):
             item[key] = sys.intern(item[key])
