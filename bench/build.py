@@ -57,11 +57,13 @@ import cProfile
 import functools
 import hashlib
 import io
+import json
 import os
 import pstats
 import re
 import resource
 import shutil
+import stat
 import statistics
 import subprocess
 import sys
@@ -209,6 +211,42 @@ def busy_figures(intervals: list[tuple[float, float, float]], workers: int, pare
     parent = max(0.0, parent_cpu - outside) / len(intervals)
     return {"busy": busy, "job": job, "parent": parent, "outside": outside,
             "speedup16": min(16 * busy, job / parent if parent else 16.0)}
+
+
+def read_attempts(folder: Path, limit: int = 1 << 30) -> list[dict[str, Any]]:
+    """A build's ``attempts.jsonl``: a regular file opened without following a link, of at most
+    ``limit`` bytes (plain ``os`` calls: the script also runs on older trees, ``--against``)."""
+    fd = os.open(folder / "attempts.jsonl", os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{folder / 'attempts.jsonl'}: not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(f"{folder / 'attempts.jsonl'}: over {limit:,} bytes")
+    return [json.loads(line) for line in data.decode("utf-8").splitlines()]
+
+
+def repeat_figures(attempts: list[dict[str, Any]], quarters: int = 4, shown: int = 4) -> str:
+    """How many attempts were made in full only to be dropped as repeats of a kept task
+    (``verifier.duplicates``), over the whole build and in each quarter of its attempts, and the
+    families that repeated most in the last quarter: a family whose kinds of task the build has
+    used up costs whole attempts that add nothing, a share that grows with the build's size."""
+    def repeat(item: dict[str, Any]) -> bool:
+        return str(item.get("reason", "")).startswith("duplicate")
+
+    ordered = sorted(attempts, key=lambda item: int(item["index"]))
+    if not ordered:
+        return "repeats: no attempts"
+    size = -(-len(ordered) // quarters)
+    parts = [ordered[i:i + size] for i in range(0, len(ordered), size)]
+    shares = ", ".join(f"{100 * sum(map(repeat, part)) / len(part):.1f} %" for part in parts)
+    made: dict[str, list[int]] = {}
+    for item in parts[-1]:
+        made.setdefault(str(item.get("family")), [0, 0])[repeat(item)] += 1
+    worst = sorted(((r, n + r, family) for family, (n, r) in made.items() if r), reverse=True)[:shown]
+    return (f"repeats: {sum(map(repeat, ordered))} of {len(ordered)} attempts were dropped as repeats of a kept "
+            f"task ({shares} by quarter of the attempts); most repeated in the last quarter: "
+            + (", ".join(f"{family} {r}/{total}" for r, total, family in worst) or "none"))
 
 
 def print_busy(what: str, figures: dict[str, float] | None, workers: int) -> None:
@@ -385,6 +423,7 @@ def main() -> None:
               f"{1000 * elapsed / max(1, summary.accepted):.1f} ms of wall time a task")
         print_busy("build", busy_figures(clock.intervals(), args.workers, parent, starting + phases["finalise"]),
                    args.workers)
+        print(repeat_figures(read_attempts(tmp / "full")))
         if not args.no_eval:
             eval_busy(tmp, args)
         if args.ray:
