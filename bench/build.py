@@ -423,7 +423,10 @@ def main() -> None:
               f"{1000 * elapsed / max(1, summary.accepted):.1f} ms of wall time a task")
         print_busy("build", busy_figures(clock.intervals(), args.workers, parent, starting + phases["finalise"]),
                    args.workers)
-        print(repeat_figures(read_attempts(tmp / "full")))
+        try:
+            print(repeat_figures(read_attempts(tmp / "full")))
+        except (OSError, ValueError) as exc:  # a tree that keeps no such file, or another form of it
+            print(f"repeats: the build's attempts.jsonl could not be read ({exc})")
         if not args.no_eval:
             eval_busy(tmp, args)
         if args.ray:
