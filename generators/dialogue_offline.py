@@ -59,6 +59,11 @@ from office_env.synthesis.check import away_span
 # --------------------------------------------------------------------------------------------
 
 
+class NoWordingFits(WordingsExhausted):
+    """No wording of a line the history needs avoids the task's other values (a value so plain
+    that every line says it, or every fitting line said already): this history cannot be written,
+    and its attempt is dropped as one whose small talk ran out is."""
+
 
 @functools.lru_cache(maxsize=4096)
 def _anchor_pattern(anchor: str) -> re.Pattern[str]:
@@ -385,8 +390,8 @@ class HistoryWriter:
                     break
         if text is not None:
             return text
-        raise ValueError(f"no {move} wording for {cue or 'any'} avoids the other task values "
-                         f"({', '.join(repr(v) for v in self.values)}); are they too generic?")
+        raise NoWordingFits(f"no {move} wording for {cue or 'any'} avoids the other task values "
+                            f"({', '.join(repr(v) for v in self.values)}); are they too generic?")
 
     def _lead(self, text: str) -> str:
         if self.rng.random() < HISTORY.lead:

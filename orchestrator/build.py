@@ -65,10 +65,12 @@ from orchestrator.endpoint_guard import (
     timeout_reason,
 )
 from orchestrator.figure_log import FigureLog
+from orchestrator.kept_identities import NAME as KEPT_IDENTITIES
+from orchestrator.kept_identities import KeptIdentities, repeat_of
 from orchestrator.neo_graph import NeoState, build_neo_graph
 from orchestrator.offline_roles import OfflineRoles
 from orchestrator.planner import Strata
-from orchestrator.record import build_record, with_gates, with_usage
+from orchestrator.record import build_record, draft_identity, with_gates, with_usage
 from orchestrator.roles import (
     BuildConfig,
     Job,
@@ -239,7 +241,23 @@ def _roles(config: BuildConfig) -> Any:
 
 @lru_cache(maxsize=4)
 def _graph(config: BuildConfig):
-    return build_neo_graph(_roles(config), _gate, _write)
+    return build_neo_graph(_roles(config), _gate, _write, _repeat)
+
+
+REPEAT = "repeat"  # an attempt that ended at its draft: it repeats a task the build keeps
+# per running attempt, its draft's identity (keys, near words, family, app count): its outcome
+# carries it whatever ends it, so the parent can tell a repeat it was not told of
+_DRAFTED: dict[str, tuple[list[str], list[str], str, int]] = {}
+
+
+def _repeat(job: Job, draft: TaskDraft) -> dict[str, Any] | None:
+    """The graph's ``repeat``: the outcome of an attempt whose draft repeats a task the build
+    keeps for good, as the parent's file of their identities (``orchestrator.kept_identities``,
+    beside the staging folder) tells; None to go on."""
+    keys, words = draft_identity(job, draft)
+    _DRAFTED[job.task_id] = (keys, words, draft.family, len(draft.apps))
+    earlier = repeat_of(job.staging.parent / KEPT_IDENTITIES, job.index, keys, words)
+    return None if earlier is None else {"status": REPEAT, "reason": f"repeats {task_id(earlier)}"}
 
 
 def gate_agents_for(gates: tuple[str, ...], backend: str, client: Any) -> Any:
@@ -341,6 +359,16 @@ def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[st
               scratch=Path(work) / "gates")
     _JOB_USAGE[job.task_id] = before = _usage_now(config)
     try:
+        summary = _attempt(job, config, before)
+    finally:
+        _JOB_USAGE.pop(job.task_id, None)
+        drafted = _DRAFTED.pop(job.task_id, None)
+    return with_draft(summary, drafted)
+
+
+def _attempt(job: Job, config: BuildConfig, before: dict[str, Any]) -> dict[str, Any]:
+    index = job.index
+    try:
         state = _graph(config).invoke({"job": job})
     except WordingsExhausted as exc:  # a history longer than the small talk has fresh lines for
         return {"index": index, "id": job.task_id, "status": "dropped", "family": None, "rounds": 0,
@@ -352,8 +380,6 @@ def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[st
         return {"index": index, "id": job.task_id, "status": "error" if failed else "dropped", "family": None,
                 "rounds": 0, "reason": failed or f"{config.backend} role failed: {str(exc).splitlines()[0][:300]}",
                 **_spent(config, before)}
-    finally:
-        _JOB_USAGE.pop(job.task_id, None)
     outcome = dict(state.get("outcome") or {"status": "dropped", "reason": "graph ended without an outcome"})
     plan = state.get("plan")
     summary = {"index": index, "id": job.task_id, "status": outcome["status"], "reason": outcome.get("reason", ""),
@@ -364,6 +390,24 @@ def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[st
         summary.update(staged=outcome["staged"], family=record.family, app_count=record.app_count,
                        keys=duplicate_keys(record), words=near_words(record))
         summary[FIGURES] = kept_figures(record, outcome.get("plain"))
+    return summary
+
+
+CANDIDATES = ("accepted", REPEAT)  # the outcomes whose identities the duplicate check takes
+DRAFTED = "drafted"  # a dropped attempt's draft identity: the parent's check for a repeat, never written out
+
+
+def with_draft(summary: dict[str, Any], drafted: tuple[list[str], list[str], str, int] | None) -> dict[str, Any]:
+    """``summary`` with what it needs of its draft's identity: a repeat its family, app count, keys
+    and words (as an accepted outcome has them); another dropped attempt with a draft the same
+    under ``DRAFTED`` (a repeat of a kept task is dropped as one whatever else ended it)."""
+    if drafted is None or summary["status"] in ("accepted", ERROR):
+        return summary
+    keys, words, family, app_count = drafted
+    if summary["status"] == REPEAT:
+        summary.update(family=family, app_count=app_count, keys=keys, words=words)
+    else:
+        summary[DRAFTED] = {"keys": keys, "words": words, "family": family, "app_count": app_count}
     return summary
 
 
@@ -425,7 +469,7 @@ class BuildSummary:
 def unique_accepted(done: dict[int, dict[str, Any]]) -> tuple[list[int], dict[int, int]]:
     """Accepted attempts in index order without duplicates (the first of each task identity is
     kept, whatever order workers finished in), and the duplicates with the index they repeat."""
-    accepted = {i: item for i, item in done.items() if item["status"] == "accepted"}
+    accepted = {i: item for i, item in done.items() if item["status"] in CANDIDATES}
     words = {i: list(item.get("words") or []) for i, item in accepted.items()}
     return first_of_each([(i, list(item.get("keys") or [])) for i, item in accepted.items()], words)
 
@@ -458,7 +502,7 @@ class UniqueSoFar:
         if len(done) < self._read:
             self._read, self._firsts = 0, FirstOfEach()  # an outcome taken back: start over
         for index, item in _added(done, self._read):
-            if item["status"] == "accepted":
+            if item["status"] in CANDIDATES:
                 self._firsts.add(index, list(item.get("keys") or []), list(item.get("words") or []))
         self._read = len(done)
         return self._firsts
@@ -480,7 +524,7 @@ class AcceptedBelow:
         if len(done) < self._read:
             self._read, self._by_count = 0, {}
         for i, item in _added(done, self._read):
-            if item["status"] == "accepted":
+            if item["status"] in CANDIDATES:  # a repeat counts as the accepted attempt it would be: its drop, too
                 bisect.insort(self._by_count.setdefault(self.strata.count_of(i), []), i)
         self._read = len(done)
         return bisect.bisect_left(self._by_count.get(self.strata.count_of(index), []), index)
@@ -551,6 +595,7 @@ class BuildBatch:
         self.out, self.n, self.config, self.workers, self.executor = out, n, config, workers, executor
         self.on_progress, self.on_outcome = on_progress, on_outcome
         self.figures: FigureLog | None = None  # per accepted attempt, its card figures and index line
+        self.identities: KeptIdentities | None = None
         self.texts: TextTally | None = None  # per accepted attempt, its texts' rows (verifier.text_tally)
         self.next_index = 0
         self._unique: UniqueSoFar | None = None
@@ -560,7 +605,9 @@ class BuildBatch:
     def start(self, resume: bool) -> BuildSummary | None:
         if (finished := _already_built(self.out, self.n, self.config, resume)) is not None:
             return finished
-        self.done = {index: compact(item) for index, item in _prepare(self.out, self.config, resume).items()}
+        # a repeat is made again (at its draft): the task it repeats may be one this run makes again
+        self.done = {index: compact(item) for index, item in _prepare(self.out, self.config, resume).items()
+                     if item["status"] != REPEAT}
         _before_fork(self.config, self.workers, self.executor)
         self.strata = Strata(self.config, self.n)
         self.max_attempts = self.strata.max_attempts()
@@ -577,6 +624,7 @@ class BuildBatch:
         (self.out / dataset.WORK).mkdir(exist_ok=True)
         self.texts = TextTally(self.out / dataset.WORK)  # on the output's disk: it grows with the build
         self.figures = FigureLog(self.out / dataset.WORK)  # as the texts
+        self.identities = KeptIdentities(self.out / dataset.WORK)  # read by the workers (see its module)
         self._seen = outcome_sink(cast(Breaker, self.guard), self._record, self.on_outcome)  # start() set it
         self._tally = KeptTally(self.strata) if self.on_progress else None
         for index in sorted(self.done) if self._tally else ():  # what a resumed build holds already
@@ -585,6 +633,8 @@ class BuildBatch:
         return self._log
 
     def _record(self, item: dict[str, Any]) -> None:
+        if item["status"] == REPEAT:
+            item = self._repeat_checked(item)
         found = item.pop(FIGURES, None)
         figures = cast(FigureLog, self.figures)  # log() made it
         if found is not None and item["index"] not in figures:
@@ -592,10 +642,21 @@ class BuildBatch:
             figures.add(item["index"], card, line)
             cast(TextTally, self.texts).add(item["index"], rows)  # log() made it
         self._log.record(compact(item))
+        firsts = self._unique_so_far().firsts()
+        cast(KeptIdentities, self.identities).settle(self.done, lambda index: index not in firsts.dropped, ERROR)
         if self._tally is not None:
             assert self.on_progress is not None  # the tally is kept for it
             self._tally.add(item["index"], item)
             self.on_progress(self._tally.kept, self.n)
+
+    def _repeat_checked(self, item: dict[str, Any]) -> dict[str, Any]:
+        """A worker's repeat, if the outcomes so far make it one (they hold every kept task the
+        worker was told of); else an attempt to make again (a ``--resume`` does)."""
+        firsts = self._unique_so_far().firsts()
+        if firsts.repeat_of(item["index"], list(item.get("keys") or []), list(item.get("words") or [])) is not None:
+            return item
+        return {"index": item["index"], "id": item["id"], "status": "dropped", "family": item.get("family"),
+                "rounds": 0, "reason": "error: ended as a repeat of no task this build keeps"}
 
     def record(self, item: dict[str, Any]) -> None:
         self._seen(0, item)
@@ -673,10 +734,12 @@ class BuildBatch:
         try:
             firsts = self._unique_so_far().firsts()  # kept up to date as outcomes came: not worked out again
             return _finalize(self.out, self.n, self.config, self.done, BuildSummary(self.out),
-                             (list(firsts.kept), dict(firsts.dropped)), figures, texts)
+                             (list(firsts.kept), repeats(self.done, firsts)), figures, texts)
         finally:
             texts.close()
             figures.close()
+            if self.identities is not None:
+                self.identities.close()
 
 
 class KeptTally:
@@ -743,7 +806,7 @@ def compact(item: dict[str, Any]) -> dict[str, Any]:
 
 def _drop_rate(done: dict[int, dict[str, Any]]) -> float:
     """The share of attempts dropped so far (at most 0.75), or the expected one before any ended."""
-    accepted = sum(1 for item in done.values() if item["status"] == "accepted")
+    accepted = sum(1 for item in done.values() if item["status"] in CANDIDATES)
     return min(0.75, (len(done) - accepted) / len(done)) if done else EXPECTED_DROP_RATE
 
 
@@ -797,16 +860,44 @@ def _kept_sums(out: Path, keep: list[int], done: dict[int, dict[str, Any]], figu
     return "".join(lines), sums.statistics(near_pairs(near), texts.totals(counted))
 
 
+def repeats(done: dict[int, dict[str, Any]], firsts: FirstOfEach) -> dict[int, int]:
+    """Every attempt that repeats a kept task, with the task it repeats: the candidates the duplicate
+    check dropped, and the attempts that ended otherwise whose drafts repeat one (what ended them
+    comes after: a worker that knew of the kept task would have stopped at the draft)."""
+    found = dict(firsts.dropped)
+    for index, item in done.items():
+        drafted = item.get(DRAFTED)
+        if drafted is not None and item["status"] not in (*CANDIDATES, ERROR):
+            earlier = firsts.repeat_of(index, list(drafted["keys"]), list(drafted["words"]))
+            if earlier is not None:
+                found[index] = earlier
+    return found
+
+
+def repeat_line(item: dict[str, Any], original: int, kept: dict[str, Any]) -> dict[str, Any]:
+    """The ``attempts.jsonl`` line of attempt ``item``, which repeats the kept attempt ``original``
+    (``kept`` its outcome): the same however the attempt ended (accepted, stopped at its draft, or
+    dropped later), so its rounds (whether its chat was written) are not in it."""
+    drafted = item.get(DRAFTED) or {}
+    same = set(item.get("keys") or drafted.get("keys") or ()) & set(kept.get("keys") or ())
+    why = "the same task as" if same else "almost the same description as"
+    line = {**{k: v for k, v in item.items() if k not in ("staged", "keys", "words", "rounds", DRAFTED)},
+            "status": "dropped", "reason": f"duplicate: {why} {task_id(original)}"}
+    if drafted:
+        line.update(family=drafted["family"], app_count=drafted["app_count"])
+    return line
+
+
 def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, Any]], summary: BuildSummary,
               firsts: tuple[list[int], dict[int, int]], figures: FigureLog,
               texts: TextTally) -> BuildSummary:
     """The dataset's last files from the outcomes; ``firsts``: :func:`unique_accepted` of them."""
     accepted, duplicates = firsts
     for index, original in duplicates.items():
-        same = set(done[index].get("keys") or ()) & set(done[original].get("keys") or ())
-        why = "the same task as" if same else "almost the same description as"
-        done[index] = {**{k: v for k, v in done[index].items() if k not in ("staged", "keys", "words")},
-                       "status": "dropped", "reason": f"duplicate: {why} {task_id(original)}"}
+        done[index] = repeat_line(done[index], original, done[original])
+    for index, item in done.items():
+        if DRAFTED in item:
+            done[index] = {k: v for k, v in item.items() if k != DRAFTED}
     strata = Strata(config, n)
     keep = strata.keep(accepted)
     kept = {task_id(index) for index in keep}

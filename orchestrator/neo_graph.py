@@ -6,7 +6,8 @@ feedback, at most ``max_rounds`` rounds, counted in state) -> gates -> write.
 A drafted task's plans gain the finding an agent must do (``generators.discovery``) and its checks
 refuse hedges, the misread value written beside the right one (``generators.hedges``), whichever
 backend wrote it.
-A task that fails anywhere ends with ``outcome = {"status": "dropped", "reason": ...}``.
+A task that fails anywhere ends with ``outcome = {"status": "dropped", "reason": ...}``; a draft
+that repeats a task the build keeps ends after generate_task (``repeat``).
 """
 
 from __future__ import annotations
@@ -47,9 +48,12 @@ ExploreInput = TypedDict("ExploreInput", {"job": Job, "app": str})
 
 
 def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
-                    write: Callable[[NeoState], dict[str, Any]]):
+                    write: Callable[[NeoState], dict[str, Any]],
+                    repeat: Callable[[Job, TaskDraft], dict[str, Any] | None] | None = None):
     """Compile the graph. ``gate`` runs the quality gates and returns ``{"outcome": ...}`` (status
-    ``gated`` or ``dropped``); ``write`` stores an accepted task and returns its final outcome."""
+    ``gated`` or ``dropped``); ``write`` stores an accepted task and returns its final outcome;
+    ``repeat`` looks at a finished draft and returns the outcome of an attempt that ends there (a
+    repeat of a task the build keeps: its chat is not written), or None to go on."""
 
     def plan(state: NeoState) -> dict[str, Any]:
         return {"plan": roles.plan(state["job"]), "rounds": 0}
@@ -67,8 +71,11 @@ def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
         job = state["job"]
         workspace = Workspace(job.testbed, now=job.world.now)
         draft = discover(draft, workspace.list_files())
-        draft = state_checks(guard_hedges(exclude_hedges(draft)), workspace, job.world.people)
-        return {"draft": paste_checks(draft, workspace)}
+        draft = paste_checks(state_checks(guard_hedges(exclude_hedges(draft)), workspace, job.world.people), workspace)
+        ended = repeat(job, draft) if repeat is not None else None
+        if ended is not None:
+            return {"draft": None, "outcome": ended}
+        return {"draft": draft}
 
     def after_task(state: NeoState) -> str:
         return "generate_dialogue" if state.get("draft") is not None else END

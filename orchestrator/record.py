@@ -25,6 +25,7 @@ from generators.model import Session as DraftSession
 from generators.model import TaskDraft, ToolCall
 from office_env.evaluation.criterion import Criterion
 from orchestrator.roles import Job
+from verifier.duplicates import description_words, identity_keys
 from verifier.gate_result import GateResult
 from verifier.gates import kept_findings
 
@@ -36,6 +37,19 @@ def dialogue_tokens(sessions: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _plan(calls: list[ToolCall]) -> list[Step]:
     return [Step(tool=c.tool, args=c.args) for c in calls]
+
+
+def draft_identity(job: Job, draft: TaskDraft) -> tuple[list[str], list[str]]:
+    """The duplicate keys and near words (``verifier.duplicates``) of the task ``draft`` becomes:
+    its record holds these parts as they are here, typed as :func:`build_record` types them (the
+    chat changes none of them), so a build can tell a repeat before the chat is written."""
+    memory = [Memory.model_validate(m.to_dict()) for m in draft.memory]
+    computed = [Computed.model_validate(dict(c)) for c in draft.computed]
+    keys = identity_keys(world=job.world.seed, family=draft.family, description=draft.description,
+                         criteria=[Criterion.model_validate(c).to_dict() for c in draft.evaluation],
+                         user=job.world.user.user, said=[m.value for m in memory],
+                         computed=[(c.op, c.value) for c in computed])
+    return keys, description_words(draft.family, draft.description)
 
 
 def build_record(job: Job, draft: TaskDraft, sessions: list[DraftSession], rounds: int,

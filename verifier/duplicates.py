@@ -42,9 +42,13 @@ def _digest(kind: str, text: str) -> str:
 def answer_signature(record: TaskRecord, *, people: bool = True) -> list[str]:
     """The values a task checks, output file names and the user left out, sorted; ``people=False``
     leaves out every person too (who receives the result is not part of the computation)."""
-    user = record.user.username.lower()
+    return _signature(record.criteria(), record.user.username, people=people)
+
+
+def _signature(criteria: list[dict[str, Any]], user: str, *, people: bool = True) -> list[str]:
+    user = user.lower()
     values = []
-    for leaf in leaves_of(record.criteria()):
+    for leaf in leaves_of(criteria):
         if leaf.role == "file" or (leaf.role == "person" and (not people or str(leaf.value).lower() == user)):
             continue
         values.append(normalize(str(leaf.value)))
@@ -54,17 +58,25 @@ def answer_signature(record: TaskRecord, *, people: bool = True) -> list[str]:
 def duplicate_keys(record: TaskRecord) -> list[str]:
     """The identities of a task: any shared key makes two tasks duplicates. The same family in the
     same world reaching the same values is one task, whoever the result goes to."""
-    world, family = record.provenance.extra("world_seed"), record.family
-    answer = json.dumps([family, world, answer_signature(record)], sort_keys=True)
-    keys = [_digest("description", normalize(record.description)), _digest("answer", answer)]
-    computed = answer_signature(record, people=False)
-    if computed:
-        keys.append(_digest("computation", json.dumps([family, world, computed], sort_keys=True)))
-    said = [m.value for m in record.memory]
-    work = sorted(normalize(v) for v in office_values(record.criteria(), said))
+    return identity_keys(world=record.provenance.extra("world_seed"), family=record.family,
+                         description=record.description, criteria=record.criteria(), user=record.user.username,
+                         said=[m.value for m in record.memory],
+                         computed=[(c.op, c.value) for c in record.computed or []])
+
+
+def identity_keys(*, world: Any, family: str | None, description: str, criteria: list[dict[str, Any]], user: str,
+                  said: list[Any], computed: list[tuple[str, Any]]) -> list[str]:
+    """:func:`duplicate_keys` of a task given by its parts: all of them are known once its draft is
+    (its chat adds none), so a build can tell a repeat before writing the chat."""
+    answer = json.dumps([family, world, _signature(criteria, user)], sort_keys=True)
+    keys = [_digest("description", normalize(description)), _digest("answer", answer)]
+    values = _signature(criteria, user, people=False)
+    if values:
+        keys.append(_digest("computation", json.dumps([family, world, values], sort_keys=True)))
+    work = sorted(normalize(v) for v in office_values(criteria, said))
     if work:  # the values found in the office or computed, whatever the chat names them (a title, a file)
         keys.append(_digest("work", json.dumps([family, world, work], sort_keys=True)))
-    done = sorted(f"{c.op}={_same_value(c.value)}" for c in record.computed or [] if c.value != "")
+    done = sorted(f"{op}={_same_value(value)}" for op, value in computed if value != "")
     if done:  # the same computation in the same office is one task, whichever family asks for it and where it goes
         keys.append(_digest("computed", json.dumps([world, done], sort_keys=True)))
     return keys
@@ -78,7 +90,12 @@ def _same_value(value: Any) -> str:
 
 def near_words(record: TaskRecord) -> list[str]:
     """What ``first_of_each`` compares for near-duplicates: the family, then the description's words."""
-    return [str(record.family)] + sorted(_words(record.description))
+    return description_words(record.family, record.description)
+
+
+def description_words(family: str | None, description: str) -> list[str]:
+    """:func:`near_words` of a task given by its family and description."""
+    return [str(family)] + sorted(_words(description))
 
 
 def alike(words_a: frozenset[str], words_b: frozenset[str], threshold: float = NEAR_JACCARD) -> bool:
@@ -174,6 +191,18 @@ class FirstOfEach:
         for item in [(index, keys, words), *reversed(later)]:
             self._order.append(item)
             self._do(*item)
+
+    def repeat_of(self, index: int, keys: list[str], words: list[str] | None = None) -> int | None:
+        """The kept attempt below ``index`` that an attempt with ``keys`` and ``words`` repeats, as
+        :meth:`add` finds it once every attempt below ``index`` is in (None: it repeats none);
+        nothing is put in."""
+        seen = self._seen
+        earlier = next((seen[k] for k in keys if k in seen and seen[k] < index), None)
+        if earlier is None and words:
+            near = self._near.get(words[0])
+            found = [i for i in near.alike(frozenset(words[1:])) if i < index] if near is not None else []
+            earlier = found[0] if found else None
+        return earlier
 
     def _do(self, index: int, keys: list[str], words: list[str] | None) -> None:
         earlier = next((self._seen[k] for k in keys if k in self._seen), None)

@@ -290,3 +290,32 @@ def test_first_of_each_drops_an_almost_equal_description_of_the_same_family_only
     kept, dropped = first_of_each([(i, [f"k{i}"]) for i in near], near)
     assert kept == [1, 6, 8] and dropped == {4: 1}
     assert first_of_each([(i, [f"k{i}"]) for i in near]) == ([1, 4, 6, 8], {})  # without words: keys only
+
+
+def test_repeat_of_tells_without_putting_in_what_adding_in_index_order_decides():
+    """What a worker asks of the kept tasks (and the parent of an attempt dropped after its
+    draft): the kept one an attempt repeats, as ``add`` would find it, whatever came in after."""
+    import random
+
+    rng = random.Random(11)
+    vocabulary = [f"w{i}" for i in range(30)]
+    for _ in range(100):
+        stems = [rng.sample(vocabulary, rng.randint(1, 16)) for _ in range(3)]
+        items = []
+        for index in sorted(rng.sample(range(300), rng.randint(2, 40))):
+            words = set(rng.choice(stems))
+            for _ in range(rng.randint(0, 2)):
+                words.discard(rng.choice(vocabulary)) if rng.random() < 0.5 else words.add(rng.choice(vocabulary))
+            keys = [f"k{rng.randint(0, 25)}" for _ in range(rng.randint(0, 2))]
+            items.append((index, keys, [rng.choice("ab"), *sorted(words)]))
+        whole = FirstOfEach()
+        for index, keys, words in rng.sample(items, len(items)):
+            whole.add(index, keys, words)
+        for position, (index, keys, words) in enumerate(items):
+            below = FirstOfEach()
+            for item in items[:position]:
+                below.add(*item)
+            assert whole.repeat_of(index, keys, words) == below.repeat_of(index, keys, words)
+            assert whole.repeat_of(index, keys, words) == whole.dropped.get(index)
+            below.add(index, keys, words)  # nothing was put in by asking: adding it decides the same
+            assert below.dropped.get(index) == whole.dropped.get(index)

@@ -1,0 +1,106 @@
+"""The kept tasks' identities, passed from a build's parent to its workers through one file."""
+
+from __future__ import annotations
+
+import json
+
+from orchestrator import kept_identities
+from orchestrator.kept_identities import NAME, KeptIdentities, repeat_of
+
+KEYS = {0: ["description:a"], 1: ["description:b"], 2: ["description:c"], 3: ["description:d"],
+        4: ["description:e"]}
+
+
+def head(run: str = "0" * 32) -> str:
+    """The first line of a parent's file, naming its run."""
+    return json.dumps({"run": run}) + "\n"
+
+
+def outcome(index: int, status: str = "accepted") -> dict:
+    return {"index": index, "status": status, "keys": KEYS[index], "words": ["sheet_total", f"w{index}"]}
+
+
+def test_only_kept_tasks_below_the_settled_prefix_are_written(tmp_path):
+    ids = KeptIdentities(tmp_path)
+    done = {0: outcome(0), 1: outcome(1, "dropped"), 3: outcome(3)}
+    dropped_as_repeats = {2}
+    ids.settle(done, lambda i: i not in dropped_as_repeats, "error")
+    assert ids.settled == 2  # attempt 2 has no outcome yet: 3 may still become a repeat of it
+    assert repeat_of(tmp_path / NAME, 9, ["description:a"], []) == 0
+    assert repeat_of(tmp_path / NAME, 9, ["description:d"], []) is None
+    done[2] = outcome(2)
+    dropped_as_repeats.add(2)
+    ids.settle(done, lambda i: i not in dropped_as_repeats, "error")
+    assert ids.settled == 4
+    assert repeat_of(tmp_path / NAME, 9, ["description:d"], []) == 3
+    assert repeat_of(tmp_path / NAME, 9, ["description:c"], []) is None  # a repeat itself: not kept
+    assert repeat_of(tmp_path / NAME, 3, ["description:d"], []) is None  # not below the asking attempt
+    done[4] = outcome(4, "error")  # an error is made again: what comes after it is not settled
+    done[5] = outcome(0) | {"index": 5, "keys": ["description:f"]}
+    ids.settle(done, lambda i: True, "error")
+    assert ids.settled == 4
+    ids.close()
+
+
+def test_a_worker_reads_what_was_added_since_it_last_looked_and_waits_for_a_line_s_end(tmp_path):
+    path = tmp_path / NAME
+    with open(path, "wb") as f:
+        f.write(head().encode())
+        f.write(json.dumps([0, ["description:a"], ["sheet_total", "add", "salary"]]).encode() + b"\n")
+        half = json.dumps([1, ["description:b"], ["sheet_total", "add", "amount"]]).encode() + b"\n"
+        f.write(half[:9])
+    assert repeat_of(path, 5, ["description:a"], []) == 0
+    assert repeat_of(path, 5, ["description:b"], []) is None  # its line is not whole yet
+    with open(path, "ab") as f:
+        f.write(half[9:])
+    assert repeat_of(path, 5, ["description:b"], []) == 1
+    # a description of the same family almost the same as a kept one's repeats it; another family's does not
+    assert repeat_of(path, 5, ["description:z"], ["sheet_total", "add", "amount"]) == 1
+    assert repeat_of(path, 5, ["description:z"], ["sheet_question", "add", "amount"]) is None
+
+
+def test_a_new_run_s_file_is_read_from_its_start(tmp_path):
+    first = KeptIdentities(tmp_path)
+    first.settle({0: outcome(0)}, lambda i: True, "error")
+    assert repeat_of(tmp_path / NAME, 5, KEYS[0], []) == 0
+    first.close()
+    second = KeptIdentities(tmp_path)  # a resumed run writes the file again (the same inode, truncated)
+    second.settle({0: outcome(1) | {"index": 0}}, lambda i: True, "error")
+    assert repeat_of(tmp_path / NAME, 5, KEYS[0], []) is None
+    assert repeat_of(tmp_path / NAME, 5, KEYS[1], []) == 0
+    second.close()
+
+
+def test_a_link_or_a_line_not_written_by_a_parent_tells_a_worker_nothing(tmp_path):
+    target = tmp_path / "elsewhere.jsonl"
+    target.write_text(head() + json.dumps([0, KEYS[0], []]) + "\n")
+    (tmp_path / NAME).symlink_to(target)
+    assert repeat_of(tmp_path / NAME, 5, KEYS[0], []) is None  # never followed
+    try:
+        KeptIdentities(tmp_path)
+    except OSError:
+        pass
+    else:
+        raise AssertionError("the parent wrote through a link")
+    assert target.read_text() == head() + json.dumps([0, KEYS[0], []]) + "\n"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / NAME).write_text(head() + json.dumps([0, KEYS[0], []]) + "\n" + '{"index": 1}\n'
+                              + json.dumps([2, KEYS[2], []]) + "\n")
+    assert repeat_of(other / NAME, 5, KEYS[0], []) is None  # one line not ours: the whole file is left alone
+    assert repeat_of(other / NAME, 5, KEYS[2], []) is None
+
+
+def test_a_file_past_its_bound_is_not_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(kept_identities, "MAX_BYTES", 40)
+    path = tmp_path / NAME
+    words = ["sheet_total", "a", "long", "description", "of", "words"]
+    path.write_text(head() + json.dumps([0, KEYS[0], words]) + "\n")
+    assert repeat_of(path, 5, KEYS[0], []) is None
+
+
+def test_a_file_without_a_run_s_first_line_tells_a_worker_nothing(tmp_path):
+    (tmp_path / NAME).write_text(json.dumps([0, KEYS[0], []]) + "\n" * 40)
+    assert repeat_of(tmp_path / NAME, 5, KEYS[0], []) is None
+    (tmp_path / "short.jsonl").write_text(head()[:20])
+    assert repeat_of(tmp_path / "short.jsonl", 5, KEYS[0], []) is None

@@ -1,0 +1,96 @@
+"""A repeat of a kept task stops at its draft, and the build writes what it would have written."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import orchestrator.build as build_module
+from orchestrator.build import DRAFTED, REPEAT, BuildBatch, build, repeat_line, repeats, with_draft
+from orchestrator.roles import BuildConfig
+from verifier.duplicates import FirstOfEach
+
+pytestmark = pytest.mark.slow
+
+# 24 tasks of three apps repeat some (seed 3, as in tests/verifier/test_duplicates.py); short histories
+CONFIG = BuildConfig(seed=3, app_counts=(3,), days=2, utterances_per_day=12)
+
+
+def folder_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != ".lock"}
+
+
+def test_repeats_stopped_at_their_drafts_leave_the_bytes_of_a_build_that_made_them_in_full(tmp_path, monkeypatch):
+    seen: Counter = Counter()
+    build(tmp_path / "stopped", 24, CONFIG, on_outcome=lambda item: seen.update([item["status"]]))
+    assert seen[REPEAT] >= 1  # one process: every earlier outcome is in before an attempt starts
+
+    drafted: dict[str, tuple[list[str], list[str]]] = {}
+    identity = build_module.draft_identity
+
+    def noted(job, draft):
+        drafted[job.task_id] = identity(job, draft)
+        return drafted[job.task_id]
+
+    made: list[dict] = []
+    attempt = build_module.run_attempt
+
+    def kept_outcome(*args, **kwargs):
+        made.append(attempt(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(build_module, "repeat_of", lambda *args: None)  # a worker that never finds one
+    monkeypatch.setattr(build_module, "draft_identity", noted)
+    monkeypatch.setattr(build_module, "run_attempt", kept_outcome)  # one process: the jobs run here
+    build(tmp_path / "full", 24, CONFIG)
+    assert REPEAT not in {item["status"] for item in made}
+    assert folder_bytes(tmp_path / "stopped") == folder_bytes(tmp_path / "full")
+    accepted = [item for item in made if item["status"] == "accepted"]
+    assert len(accepted) > 24  # the repeats were made in full and dropped by the parent
+    # a draft has the identity its task's record gets: the worker's verdict is the parent's
+    assert all(drafted[item["id"]] == (item["keys"], item["words"]) for item in accepted)
+
+
+def _attempt(index: int, status: str, reason: str = "", rounds: int = 1) -> dict:
+    return {"index": index, "id": f"neo-{index:05d}", "status": status, "reason": reason, "family": "plan_family",
+            "rounds": rounds}
+
+
+def test_a_repeat_gets_one_line_however_its_attempt_ended():
+    keys, words = ["description:same"], ["sheet_total", "add", "salary"]
+    identity = (keys, words, "sheet_total", 1)
+    kept = with_draft(_attempt(0, "accepted") | {"staged": "x", "family": "sheet_total", "app_count": 1,
+                                                 "keys": keys, "words": words}, identity)
+    made_in_full = _attempt(3, "accepted", rounds=2) | {"staged": "y", "family": "sheet_total", "app_count": 1,
+                                                         "keys": keys, "words": words}
+    stopped = with_draft(_attempt(1, REPEAT, "repeats neo-00000", rounds=0), identity)
+    dropped_later = with_draft(_attempt(2, "dropped", "gate oracle_passes: no"), identity)
+    other = with_draft(_attempt(4, "dropped", "gate oracle_passes: no"), (["description:other"], ["doc_to_pdf"],
+                                                                         "doc_to_pdf", 1))
+    done = {0: kept, 1: stopped, 2: dropped_later, 3: made_in_full, 4: other}
+    assert DRAFTED in dropped_later and DRAFTED not in stopped and stopped["keys"] == keys
+    firsts = FirstOfEach()
+    for index in (0, 1, 3):
+        firsts.add(index, done[index]["keys"], done[index]["words"])
+    found = repeats(done, firsts)
+    assert found == {1: 0, 2: 0, 3: 0}  # the attempt dropped by a gate repeats the kept task, too
+    lines = {index: json.dumps({k: v for k, v in repeat_line(done[index], 0, kept).items() if k not in ("index", "id")})
+             for index in found}
+    assert lines[1] == lines[2] == lines[3] == json.dumps(
+        {"status": "dropped", "reason": "duplicate: the same task as neo-00000", "family": "sheet_total",
+         "app_count": 1})
+
+
+def test_a_worker_s_repeat_the_parent_cannot_confirm_is_made_again():
+    batch = BuildBatch.__new__(BuildBatch)  # the parent's outcomes so far, nothing else
+    batch.done = {0: _attempt(0, "accepted") | {"keys": ["description:a"], "words": ["sheet_total", "a"]}}
+    batch._unique = None
+    confirmed = _attempt(7, REPEAT, rounds=0) | {"keys": ["description:a"], "words": ["sheet_total", "a"]}
+    assert batch._repeat_checked(dict(confirmed)) == confirmed
+    unknown = _attempt(7, REPEAT, rounds=0) | {"keys": ["description:b"], "words": ["sheet_total", "b"]}
+    again = batch._repeat_checked(unknown)
+    assert again["status"] == "dropped" and again["reason"].startswith("error:")  # --resume makes it again
