@@ -424,7 +424,8 @@ def main() -> None:
         print_busy("build", busy_figures(clock.intervals(), args.workers, parent, starting + phases["finalise"]),
                    args.workers)
         try:
-            print(repeat_figures(read_attempts(tmp / "full")))
+            print(repeat_figures(read_attempts(tmp / "full")) + f"; {getattr(summary, 'repeats_stopped', 0)} of them "
+                  "stopped at their drafts (their chats and gates never run)")
         except (OSError, ValueError) as exc:  # a tree that keeps no such file, or another form of it
             print(f"repeats: the build's attempts.jsonl could not be read ({exc})")
         if not args.no_eval:

@@ -464,6 +464,7 @@ class BuildSummary:
     drops: Counter = field(default_factory=Counter)
     reasons: list[str] = field(default_factory=list)  # why each attempt not kept ended (drops and errors)
     gameability: dict[str, Any] | None = None  # the card's figures, when this run wrote the card
+    repeats_stopped: int = 0  # duplicates this run found at their drafts (their chats were never written)
 
 
 def unique_accepted(done: dict[int, dict[str, Any]]) -> tuple[list[int], dict[int, int]]:
@@ -596,6 +597,7 @@ class BuildBatch:
         self.on_progress, self.on_outcome = on_progress, on_outcome
         self.figures: FigureLog | None = None  # per accepted attempt, its card figures and index line
         self.identities: KeptIdentities | None = None
+        self.repeats_stopped = 0  # repeats the workers found at their drafts
         self.texts: TextTally | None = None  # per accepted attempt, its texts' rows (verifier.text_tally)
         self.next_index = 0
         self._unique: UniqueSoFar | None = None
@@ -635,6 +637,7 @@ class BuildBatch:
     def _record(self, item: dict[str, Any]) -> None:
         if item["status"] == REPEAT:
             item = self._repeat_checked(item)
+            self.repeats_stopped += item["status"] == REPEAT
         found = item.pop(FIGURES, None)
         figures = cast(FigureLog, self.figures)  # log() made it
         if found is not None and item["index"] not in figures:
@@ -733,7 +736,8 @@ class BuildBatch:
         figures = self.figures if self.figures is not None else FigureLog(self.out / dataset.WORK)
         try:
             firsts = self._unique_so_far().firsts()  # kept up to date as outcomes came: not worked out again
-            return _finalize(self.out, self.n, self.config, self.done, BuildSummary(self.out),
+            summary = BuildSummary(self.out, repeats_stopped=self.repeats_stopped)
+            return _finalize(self.out, self.n, self.config, self.done, summary,
                              (list(firsts.kept), repeats(self.done, firsts)), figures, texts)
         finally:
             texts.close()

@@ -134,8 +134,9 @@ def _report_build(out: Path, n: int, summary: Any, elapsed: float, strict: bool,
     """The build's last lines; exit 1 when fewer tasks than asked passed, or ``--strict`` and the
     dataset misses the gameability threshold (or, ``learned``, the learned reader's targets)."""
     drops = ", ".join(f"{k}: {v}" for k, v in sorted(summary.drops.items())) or "none"
+    stopped = f"; {summary.repeats_stopped} duplicate(s) stopped at their drafts" if summary.repeats_stopped else ""
     typer.echo(f"built {summary.accepted} task(s) in {out} from {summary.attempts} attempt(s) "
-               f"in {elapsed:.1f} s (dropped: {drops})")
+               f"in {elapsed:.1f} s (dropped: {drops}{stopped})")
     result = report_gameability(out, summary.gameability)
     failed = False
     if summary.accepted < n:

@@ -26,8 +26,9 @@ def folder_bytes(root: Path) -> dict[str, bytes]:
 
 def test_repeats_stopped_at_their_drafts_leave_the_bytes_of_a_build_that_made_them_in_full(tmp_path, monkeypatch):
     seen: Counter = Counter()
-    build(tmp_path / "stopped", 24, CONFIG, on_outcome=lambda item: seen.update([item["status"]]))
+    summary = build(tmp_path / "stopped", 24, CONFIG, on_outcome=lambda item: seen.update([item["status"]]))
     assert seen[REPEAT] >= 1  # one process: every earlier outcome is in before an attempt starts
+    assert summary.repeats_stopped == seen[REPEAT] == summary.drops["duplicate"]
 
     drafted: dict[str, tuple[list[str], list[str]]] = {}
     identity = build_module.draft_identity
