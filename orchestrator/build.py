@@ -253,8 +253,12 @@ _DRAFTED: dict[str, tuple[list[str], list[str], str, int]] = {}
 def _repeat(job: Job, draft: TaskDraft) -> dict[str, Any] | None:
     """The graph's ``repeat``: the outcome of an attempt whose draft repeats a task the build
     keeps for good, as the parent's file of their identities (``orchestrator.kept_identities``,
-    beside the staging folder) tells; None to go on."""
-    keys, words = draft_identity(job, draft)
+    beside the staging folder) tells; None to go on (also for a draft the record's types refuse:
+    the schema gate drops it, as it did before any identity was asked of it)."""
+    try:
+        keys, words = draft_identity(job, draft)
+    except ValidationError:
+        return None
     _DRAFTED[job.task_id] = (keys, words, draft.family, len(draft.apps))
     earlier = repeat_of(job.staging.parent / KEPT_IDENTITIES, job.index, keys, words)
     return None if earlier is None else {"status": REPEAT, "reason": f"repeats {task_id(earlier)}"}

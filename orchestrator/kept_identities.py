@@ -36,7 +36,8 @@ class KeptIdentities:
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / NAME
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_NOFOLLOW
+                           | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)  # a FIFO there: no wait
         if not stat.S_ISREG(os.fstat(self._fd).st_mode):
             os.close(self._fd)
             raise OSError(f"{self.path}: not a regular file")
@@ -79,7 +80,7 @@ def repeat_of(path: Path, index: int, keys: list[str], words: list[str]) -> int 
     such file, or none found there)."""
     global _READ
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO there: no wait
     except OSError:
         return None
     try:

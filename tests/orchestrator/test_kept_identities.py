@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from orchestrator import kept_identities
 from orchestrator.kept_identities import NAME, KeptIdentities, repeat_of
@@ -104,3 +105,14 @@ def test_a_file_without_a_run_s_first_line_tells_a_worker_nothing(tmp_path):
     assert repeat_of(tmp_path / NAME, 5, KEYS[0], []) is None
     (tmp_path / "short.jsonl").write_text(head()[:20])
     assert repeat_of(tmp_path / "short.jsonl", 5, KEYS[0], []) is None
+
+
+def test_a_fifo_in_the_file_s_place_is_neither_waited_on_nor_read(tmp_path):
+    os.mkfifo(tmp_path / NAME)
+    assert repeat_of(tmp_path / NAME, 5, KEYS[0], []) is None
+    try:
+        KeptIdentities(tmp_path)
+    except OSError:
+        pass
+    else:
+        raise AssertionError("the parent wrote into a FIFO")

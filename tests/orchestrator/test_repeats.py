@@ -95,3 +95,23 @@ def test_a_worker_s_repeat_the_parent_cannot_confirm_is_made_again():
     unknown = _attempt(7, REPEAT, rounds=0) | {"keys": ["description:b"], "words": ["sheet_total", "b"]}
     again = batch._repeat_checked(unknown)
     assert again["status"] == "dropped" and again["reason"].startswith("error:")  # --resume makes it again
+
+
+def test_a_draft_the_record_s_types_refuse_goes_on_to_the_schema_gate(tmp_path):
+    """Its identity cannot be told: the attempt goes on (the schema gate drops it, naming the field)."""
+    from types import SimpleNamespace
+
+    from generators.model import TaskDraft
+
+    world = SimpleNamespace(seed=5, user=SimpleNamespace(user="dana"))
+    job = SimpleNamespace(world=world, task_id="neo-00009", index=9, staging=tmp_path / ".work" / "staging")
+    draft = TaskDraft(family="sheet_total", apps=["excel"], description="Add it up.", intent="i", subtasks=["s"],
+                      evaluation=[{"function": "evaluate_answer", "args": "no object"}], memory=[], query="q",
+                      oracle=[])
+    assert build_module._repeat(job, draft) is None
+    assert "neo-00009" not in build_module._DRAFTED
+    good = TaskDraft(family="sheet_total", apps=["excel"], description="Add it up.", intent="i", subtasks=["s"],
+                     evaluation=[{"function": "evaluate_answer", "args": {"number": 12.0, "tolerance": 0.01}}],
+                     memory=[], query="q", oracle=[])
+    assert build_module._repeat(job, good) is None  # no file of kept tasks here: nothing to repeat
+    assert build_module._DRAFTED.pop("neo-00009")[2:] == ("sheet_total", 1)
