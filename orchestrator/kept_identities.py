@@ -36,11 +36,13 @@ class KeptIdentities:
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / NAME
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_NOFOLLOW
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW
                            | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)  # a FIFO there: no wait
-        if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+        st = os.fstat(self._fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:  # emptied below: never another name's file
             os.close(self._fd)
-            raise OSError(f"{self.path}: not a regular file")
+            raise OSError(f"{self.path}: not a regular file of its own")
+        os.ftruncate(self._fd, 0)
         os.write(self._fd, (json.dumps({"run": os.urandom(16).hex()}) + "\n").encode("ascii"))
         self.settled = 0  # the attempts below it have their outcomes, and those kept were written
 
@@ -88,7 +90,7 @@ def repeat_of(path: Path, index: int, keys: list[str], words: list[str]) -> int 
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
             return None
         head = os.pread(fd, _HEAD, 0)
-        if len(head) < _HEAD or not head.endswith(b"\n"):
+        if len(head) < _HEAD or not head.startswith(b'{"run": "') or not head.endswith(b'"}\n'):
             return None  # not written yet, or not a parent's file
         read = _READ
         if read is None or read.path != str(path) or read.head != head or st.st_size < read.offset:

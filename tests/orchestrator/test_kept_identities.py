@@ -116,3 +116,25 @@ def test_a_fifo_in_the_file_s_place_is_neither_waited_on_nor_read(tmp_path):
         pass
     else:
         raise AssertionError("the parent wrote into a FIFO")
+
+
+def test_the_parent_never_empties_a_file_that_has_another_name(tmp_path):
+    other = tmp_path / "other.jsonl"
+    other.write_text("someone else's\n")
+    os.link(other, tmp_path / NAME)
+    try:
+        KeptIdentities(tmp_path)
+    except OSError:
+        pass
+    else:
+        raise AssertionError("the parent took a hard-linked file")
+    assert other.read_text() == "someone else's\n"
+
+
+def test_a_first_line_that_names_no_run_tells_a_worker_nothing(tmp_path):
+    line = json.dumps({"rum": "0" * 32}) + "\n"  # as long as a run's line, not one
+    assert len(line) == len(head())
+    (tmp_path / NAME).write_text(line + json.dumps([0, KEYS[0], []]) + "\n")
+    assert repeat_of(tmp_path / NAME, 5, KEYS[0], []) is None
+    (tmp_path / NAME).write_text(head() + json.dumps([0, KEYS[0], []]) + "\n")
+    assert repeat_of(tmp_path / NAME, 5, KEYS[0], []) == 0
