@@ -23,6 +23,8 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, cast
 from pydantic import ValidationError
 
 from backends.batch import Round, finish_folder, run_batch
+from backends.job_contract import CRASHED, raised
 from backends.llm.usage import COUNTERS
 from backends.scratch import node_work_folder
 from backends.task_record import TaskRecord, record_error, typed_records
@@ -84,7 +87,7 @@ from verifier.text_tally import TextTally
 if TYPE_CHECKING:
     from generators.model import TaskDraft
 
-GENERATOR_VERSION = "neo-4"  # 4: app counts stratified (equal shares, or --apps-weights)
+GENERATOR_VERSION = "neo-5"  # 4: app counts stratified (equal shares, or --apps-weights); 5: repeats stop at drafts
 EXPECTED_DROP_RATE = 0.1  # before any attempt has ended: sizes the first batch
 
 
@@ -364,6 +367,13 @@ def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[st
     _JOB_USAGE[job.task_id] = before = _usage_now(config)
     try:
         summary = _attempt(job, config, before)
+    except Exception as exc:
+        failure = raised(exc)
+        if job.task_id not in _DRAFTED or isinstance(exc, MemoryError) or failure.kind != CRASHED:
+            raise  # as the worker reports it: no draft to name, or a failure the batch treats apart
+        # after its draft, a crash is written as the parent would write it, with the draft's identity:
+        # a repeat of a kept task is a duplicate however it ended (stopped at its draft, or not)
+        summary = failed_attempt(index, failure, llm=config.backend == "llm")
     finally:
         _JOB_USAGE.pop(job.task_id, None)
         drafted = _DRAFTED.pop(job.task_id, None)
@@ -625,18 +635,31 @@ class BuildBatch:
     def accepted_indices(self) -> list[int]:
         return self.strata.keep(self._kept_unique())
 
-    def log(self) -> dataset.OutcomeLog:
+    @contextmanager
+    def log(self) -> Iterator[dataset.OutcomeLog]:
+        """The outcome log, open while the rounds run, with the files kept beside it: the kept
+        identities are closed when the rounds end (no worker reads them after), the texts and the
+        figures by ``finalise``, or here when the rounds end by an interrupt or an error."""
         self._log = dataset.OutcomeLog(self.out, self.done)
         (self.out / dataset.WORK).mkdir(exist_ok=True)
         self.texts = TextTally(self.out / dataset.WORK)  # on the output's disk: it grows with the build
         self.figures = FigureLog(self.out / dataset.WORK)  # as the texts
-        self.identities = KeptIdentities(self.out / dataset.WORK)  # read by the workers (see its module)
-        self._seen = outcome_sink(cast(Breaker, self.guard), self._record, self.on_outcome)  # start() set it
-        self._tally = KeptTally(self.strata) if self.on_progress else None
-        for index in sorted(self.done) if self._tally else ():  # what a resumed build holds already
-            assert self._tally is not None
-            self._tally.add(index, self.done[index])
-        return self._log
+        try:
+            self.identities = KeptIdentities(self.out / dataset.WORK)  # read by the workers (see its module)
+            self._seen = outcome_sink(cast(Breaker, self.guard), self._record, self.on_outcome)  # start() set it
+            self._tally = KeptTally(self.strata) if self.on_progress else None
+            for index in sorted(self.done) if self._tally else ():  # what a resumed build holds already
+                assert self._tally is not None
+                self._tally.add(index, self.done[index])
+            with self._log:
+                yield self._log
+        except BaseException:  # finalise does not run: nothing else closes them
+            self.texts.close()
+            self.figures.close()
+            raise
+        finally:
+            if self.identities is not None:
+                self.identities.close()
 
     def _record(self, item: dict[str, Any]) -> None:
         if item["status"] == REPEAT:
@@ -889,8 +912,10 @@ def repeat_line(item: dict[str, Any], original: int, kept: dict[str, Any]) -> di
     drafted = item.get(DRAFTED) or {}
     same = set(item.get("keys") or drafted.get("keys") or ()) & set(kept.get("keys") or ())
     why = "the same task as" if same else "almost the same description as"
-    line = {**{k: v for k, v in item.items() if k not in ("staged", "keys", "words", "rounds", DRAFTED)},
-            "status": "dropped", "reason": f"duplicate: {why} {task_id(original)}"}
+    line = {"index": item["index"], "id": item["id"], "status": "dropped",  # in this order, however it ended
+            "reason": f"duplicate: {why} {task_id(original)}", "family": item.get("family"),
+            **{k: v for k, v in item.items() if k not in ("status", "reason", "staged", "keys", "words", "rounds",
+                                                       DRAFTED)}}
     if drafted:
         line.update(family=drafted["family"], app_count=drafted["app_count"])
     return line

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from backends.batch import write_all
 from verifier.duplicates import FirstOfEach
 
 NAME = "kept-identities.jsonl"
@@ -42,19 +43,26 @@ class KeptIdentities:
         if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:  # emptied below: never another name's file
             os.close(self._fd)
             raise OSError(f"{self.path}: not a regular file of its own")
-        os.ftruncate(self._fd, 0)
-        os.write(self._fd, (json.dumps({"run": os.urandom(16).hex()}) + "\n").encode("ascii"))
+        try:
+            os.ftruncate(self._fd, 0)
+            write_all(self._fd, [(json.dumps({"run": os.urandom(16).hex()}) + "\n").encode("ascii")])
+        except BaseException:
+            self.close()
+            raise
         self.settled = 0  # the attempts below it have their outcomes, and those kept were written
 
     def settle(self, done: dict[int, dict[str, Any]], kept: Any, error: str) -> None:
         """Write the kept ones among the attempts whose outcomes now make a prefix: ``kept(index)``
         says whether an accepted attempt is the first of its identity; an outcome with status
         ``error`` may be run again, so the prefix stops there."""
+        lines: list[bytes] = []
         while (item := done.get(self.settled)) is not None and item["status"] != error:
             if item["status"] == "accepted" and kept(self.settled):
                 line = json.dumps([self.settled, list(item.get("keys") or []), list(item.get("words") or [])])
-                os.write(self._fd, (line + "\n").encode("utf-8"))
+                lines.append((line + "\n").encode("utf-8"))
             self.settled += 1
+        if lines:  # whole lines only: a worker keeps a line's start until its end is written
+            write_all(self._fd, lines)
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -138,3 +138,33 @@ def test_a_first_line_that_names_no_run_tells_a_worker_nothing(tmp_path):
     assert repeat_of(tmp_path / NAME, 5, KEYS[0], []) is None
     (tmp_path / NAME).write_text(head() + json.dumps([0, KEYS[0], []]) + "\n")
     assert repeat_of(tmp_path / NAME, 5, KEYS[0], []) == 0
+
+
+def test_an_interrupted_build_leaves_none_of_its_files_open(tmp_path):
+    """Ctrl-C ends the rounds without ``finalise``: the files the parent keeps beside its outcome
+    log (the kept identities, the texts, the figures) are closed all the same."""
+    import pytest
+
+    from backends.job_contract import Interrupted
+    from orchestrator.build import build
+    from orchestrator.roles import BuildConfig
+
+    out = tmp_path / "ds"
+
+    def open_under_out() -> list[str]:
+        names = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                names.append(os.readlink(f"/proc/self/fd/{fd}"))
+            except FileNotFoundError:  # the listing's own descriptor, closed by now
+                pass
+        return [name for name in names if name.startswith(str(out))]
+
+    def stop_after_one(done: int, total: int) -> None:
+        assert any(name.endswith(NAME) for name in open_under_out())  # open while the rounds run
+        if done == 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted):
+        build(out, 4, BuildConfig(seed=5, days=2, utterances_per_day=12), on_progress=stop_after_one)
+    assert open_under_out() == []

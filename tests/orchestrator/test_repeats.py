@@ -115,3 +115,32 @@ def test_a_draft_the_record_s_types_refuse_goes_on_to_the_schema_gate(tmp_path):
                      memory=[], query="q", oracle=[])
     assert build_module._repeat(job, good) is None  # no file of kept tasks here: nothing to repeat
     assert build_module._DRAFTED.pop("neo-00009")[2:] == ("sheet_total", 1)
+
+
+def test_a_repeat_that_crashes_after_its_draft_is_written_as_a_duplicate(tmp_path, monkeypatch):
+    """Stopped at its draft or crashed after it, a repeat gets the same line: the bytes do not
+    depend on whether a worker knew of the task it repeats."""
+    made: list[dict] = []
+    attempt = build_module.run_attempt
+
+    def noted(*args, **kwargs):
+        made.append(attempt(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(build_module, "run_attempt", noted)  # one process: the jobs run here
+    build(tmp_path / "stopped", 24, CONFIG)
+    stopped = {item["id"] for item in made if item["status"] == REPEAT}
+    assert stopped
+    gates = build_module.run_gates
+
+    def crashing(record, *args, **kwargs):
+        if record.id in stopped:  # after the draft: the chat is written, the gates crash
+            raise RuntimeError("a gate's bug")
+        return gates(record, *args, **kwargs)
+
+    monkeypatch.setattr(build_module, "repeat_of", lambda *args: None)  # a worker that never finds one
+    monkeypatch.setattr(build_module, "run_gates", crashing)
+    made.clear()
+    build(tmp_path / "crashed", 24, CONFIG)
+    assert {item["id"] for item in made if "a gate's bug" in item["reason"]} == stopped
+    assert folder_bytes(tmp_path / "stopped") == folder_bytes(tmp_path / "crashed")
