@@ -518,7 +518,7 @@ class UniqueSoFar:
             self._read, self._firsts = 0, FirstOfEach()  # an outcome taken back: start over
         for index, item in _added(done, self._read):
             if item["status"] in CANDIDATES:
-                self._firsts.add(index, list(item.get("keys") or []), list(item.get("words") or []))
+                self._firsts.add(index, item.get("keys") or [], item.get("words") or [])  # held, never changed
         self._read = len(done)
         return self._firsts
 
@@ -673,7 +673,8 @@ class BuildBatch:
             cast(TextTally, self.texts).add(item["index"], rows)  # log() made it
         self._log.record(compact(item))
         firsts = self._unique_so_far().firsts()
-        cast(KeptIdentities, self.identities).settle(self.done, lambda index: index not in firsts.dropped, ERROR)
+        cast(KeptIdentities, self.identities).settle(self.done, lambda index: index not in firsts.dropped, ERROR,
+                                                     self.strata, self.next_index)
         if self._tally is not None:
             assert self.on_progress is not None  # the tally is kept for it
             self._tally.add(item["index"], item)

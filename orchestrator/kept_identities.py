@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from verifier.duplicates import FirstOfEach
 NAME = "kept-identities.jsonl"
 _HEAD = len(b'{"run": ""}\n') + 32  # the first line names the run that wrote the file (32 hex digits)
 MAX_BYTES = 1 << 30  # about 2 KB a kept task: far past any build; past it a worker stops looking
+PIECE = 1 << 22  # bytes read at once
 
 
 class KeptIdentities:
@@ -50,19 +53,37 @@ class KeptIdentities:
             self.close()
             raise
         self.settled = 0  # the attempts below it have their outcomes, and those kept were written
+        self._taken: Counter = Counter()  # per app count, the first of each identity below ``settled``
 
-    def settle(self, done: dict[int, dict[str, Any]], kept: Any, error: str) -> None:
+    def settle(self, done: dict[int, dict[str, Any]], kept: Any, error: str, strata: Any = None,
+               limit: int = 0) -> None:
         """Write the kept ones among the attempts whose outcomes now make a prefix: ``kept(index)``
         says whether an accepted attempt is the first of its identity; an outcome with status
-        ``error`` may be run again, so the prefix stops there."""
+        ``error`` may be run again, so the prefix stops there. With ``strata`` (``count_of`` and
+        ``quota``, as ``orchestrator.planner.Strata``), an attempt below ``limit`` (those handed out
+        so far) with no outcome, of an app count whose quota the prefix holds already, is passed
+        over: it is never run (else, once a quota filled, the workers would learn of no more)."""
         lines: list[bytes] = []
-        while (item := done.get(self.settled)) is not None and item["status"] != error:
-            if item["status"] == "accepted" and kept(self.settled):
+        while True:
+            item = done.get(self.settled)
+            if item is None:
+                if not (self.settled < limit and strata is not None and self._filled(strata, self.settled)):
+                    break
+            elif item["status"] == error:
+                break
+            elif item["status"] == "accepted" and kept(self.settled):
                 line = json.dumps([self.settled, list(item.get("keys") or []), list(item.get("words") or [])])
                 lines.append((line + "\n").encode("utf-8"))
+                if strata is not None:
+                    self._taken[strata.count_of(self.settled)] += 1
             self.settled += 1
         if lines:  # whole lines only: a worker keeps a line's start until its end is written
             write_all(self._fd, lines)
+
+    def _filled(self, strata: Any, index: int) -> bool:
+        """The prefix holds its app count's quota of kept tasks already (settled: for good)."""
+        count = strata.count_of(index)
+        return self._taken[count] >= strata.quota.get(count, 0)
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -78,7 +99,7 @@ class _Read:
     head: bytes  # the file's first line: a new run's file is read from its start
     offset: int = _HEAD
     rest: bytes = b""  # the start of a line whose end is not written yet
-    firsts: FirstOfEach = field(default_factory=FirstOfEach)
+    firsts: FirstOfEach = field(default_factory=lambda: FirstOfEach(in_order=True))  # the parent writes in order
     broken: bool = False  # a line that is not one of ours: the file is not looked at again
 
 
@@ -105,18 +126,32 @@ def repeat_of(path: Path, index: int, keys: list[str], words: list[str]) -> int 
             read = _READ = _Read(str(path), head)
         if read.broken:
             return None
-        data = os.pread(fd, st.st_size - read.offset, read.offset) if st.st_size > read.offset else b""
+        while read.offset < st.st_size:  # in pieces: a worker that starts late reads a long file
+            data = os.pread(fd, min(st.st_size - read.offset, PIECE), read.offset)
+            if not data or not _take(read, data):
+                break
     finally:
         os.close(fd)
+    if read.broken:
+        return None
+    return read.firsts.repeat_of(index, keys, words)
+
+
+def _take(read: _Read, data: bytes) -> bool:
+    """Put the whole lines of ``data`` (read at ``read.offset``) in; False when one is not ours."""
     read.offset += len(data)
     *lines, read.rest = (read.rest + data).split(b"\n")
     for line in lines:
         item = _line(line)
-        if item is None:
-            read.broken = True
-            return None
-        read.firsts.add(*item)
-    return read.firsts.repeat_of(index, keys, words)
+        if item is not None:
+            try:
+                read.firsts.add(*item)
+                continue
+            except ValueError:  # a line out of index order
+                pass
+        read.broken = True  # not a line of ours: the file is not looked at again
+        return False
+    return True
 
 
 def _line(line: bytes) -> tuple[int, list[str], list[str]] | None:
@@ -127,4 +162,4 @@ def _line(line: bytes) -> tuple[int, list[str], list[str]] | None:
     if (not isinstance(item, list) or len(item) != 3 or not isinstance(item[0], int)
             or not all(isinstance(part, list) and all(isinstance(x, str) for x in part) for part in item[1:])):
         return None
-    return item[0], item[1], item[2]
+    return item[0], item[1], [sys.intern(word) for word in item[2]]  # a word held once, however many say it

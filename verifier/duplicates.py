@@ -22,7 +22,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from itertools import combinations
 from typing import Any
 
@@ -98,9 +98,12 @@ def description_words(family: str | None, description: str) -> list[str]:
     return [str(family)] + sorted(_words(description))
 
 
-def alike(words_a: frozenset[str], words_b: frozenset[str], threshold: float = NEAR_JACCARD) -> bool:
-    union = words_a | words_b
-    return bool(union) and len(words_a & words_b) >= threshold * len(union)
+def alike(words_a: frozenset[str], words_b: Collection[str], threshold: float = NEAR_JACCARD) -> bool:
+    """Jaccard of two word sets at least ``threshold`` (``words_b`` may be any collection of
+    distinct words: an index holds its sets as tuples, a quarter of a frozenset's memory)."""
+    shared = len(words_a.intersection(words_b))
+    union = len(words_a) + len(words_b) - shared
+    return union > 0 and shared >= threshold * union
 
 
 def first_of_each(items: list[tuple[int, list[str]]], near: dict[int, list[str]] | None = None
@@ -135,18 +138,18 @@ class NearIndex:
         self.threshold, self._fixed = threshold, rank is not None
         self._said: dict[str, int] = {}  # per word, the sets saying it when the index was last built
         self.rank: Callable[[str], Any] = rank or (lambda word: (self._said.get(word, 0), word))
-        self._sets: dict[int, frozenset[str]] = {}
+        self._sets: dict[int, tuple[str, ...]] = {}  # each set's words, once (a tuple: see alike)
         self._by_word: dict[str, list[int]] = {}
         self._built_with = 0
 
-    def _prefix(self, words: frozenset[str]) -> list[str]:
+    def _prefix(self, words: Collection[str]) -> list[str]:
         ordered = sorted(words, key=self.rank)
         return ordered[:len(ordered) - _must_share(len(ordered), self.threshold) + 1]
 
     def add(self, key: int, words: frozenset[str]) -> None:
         if not words:
             return
-        self._sets[key] = words
+        self._sets[key] = tuple(words)
         for word in self._prefix(words):
             self._by_word.setdefault(word, []).append(key)
         if not self._fixed and len(self._sets) >= max(64, 2 * self._built_with):
@@ -174,9 +177,13 @@ class FirstOfEach:
     """:func:`first_of_each` kept up to date as attempts come in, in any order: an attempt after
     every one seen so far costs a look-up of its keys and prefix words; one that comes in before
     some of them takes those back out and puts them in again after it (workers finish nearly in
-    order, so that is a few)."""
+    order, so that is a few). ``in_order``: attempts come in index order only (a build's workers
+    read the kept ones so), so what was put in is not held to be taken back out: about a fifth of
+    the memory."""
 
-    def __init__(self) -> None:
+    def __init__(self, in_order: bool = False) -> None:
+        self.in_order = in_order
+        self._last = -1  # the highest index put in
         self._order: list[tuple[int, list[str], list[str] | None]] = []  # what was put in, by index
         self._seen: dict[str, int] = {}
         self._near: dict[str, NearIndex] = {}
@@ -184,6 +191,12 @@ class FirstOfEach:
         self.dropped: dict[int, int] = {}
 
     def add(self, index: int, keys: list[str], words: list[str] | None = None) -> None:
+        if self.in_order:
+            if index <= self._last:
+                raise ValueError(f"attempt {index} put in after attempt {self._last}: not in index order")
+            self._last = index
+            self._do(index, keys, words)
+            return
         later = []
         while self._order and self._order[-1][0] > index:
             later.append(self._order.pop())

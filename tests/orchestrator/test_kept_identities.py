@@ -168,3 +168,49 @@ def test_an_interrupted_build_leaves_none_of_its_files_open(tmp_path):
     with pytest.raises(Interrupted):
         build(out, 4, BuildConfig(seed=5, days=2, utterances_per_day=12), on_progress=stop_after_one)
     assert open_under_out() == []
+
+
+class _TwoCounts:
+    """Strata of two app counts: even attempts are of one app, odd of two; a quota of one each."""
+
+    quota = {1: 1, 2: 1}
+
+    @staticmethod
+    def count_of(index: int) -> int:
+        return 1 if index % 2 == 0 else 2
+
+
+def test_the_prefix_passes_over_attempts_a_filled_quota_never_runs(tmp_path):
+    ids = KeptIdentities(tmp_path)
+    # 0 fills the one-app quota: 2 and 4 are never run; 1 is dropped, 3 is the two-app task
+    done = {0: outcome(0), 1: outcome(1, "dropped"), 3: outcome(3)}
+    ids.settle(done, lambda i: True, "error", _TwoCounts(), limit=5)
+    assert ids.settled == 5
+    assert repeat_of(tmp_path / NAME, 9, KEYS[3], []) == 3
+    (tmp_path / "more").mkdir()
+    more = KeptIdentities(tmp_path / "more")
+    # 1 has no outcome yet and its quota is not filled: it may still come before 3
+    more.settle({0: outcome(0), 3: outcome(3)}, lambda i: True, "error", _TwoCounts(), limit=5)
+    assert more.settled == 1
+    # past the attempts handed out, nothing is passed over
+    (tmp_path / "last").mkdir()
+    last = KeptIdentities(tmp_path / "last")
+    last.settle({0: outcome(0), 1: outcome(1)}, lambda i: True, "error", _TwoCounts(), limit=3)
+    assert last.settled == 3
+
+
+def test_a_long_file_read_in_pieces_tells_what_it_tells_read_whole(tmp_path, monkeypatch):
+    ids = KeptIdentities(tmp_path)
+    ids.settle({i: outcome(i) for i in KEYS}, lambda i: True, "error")
+    whole = [repeat_of(tmp_path / NAME, 9, KEYS[i], []) for i in KEYS]
+    assert whole == list(KEYS)
+    monkeypatch.setattr(kept_identities, "_READ", None)
+    monkeypatch.setattr(kept_identities, "PIECE", 7)  # lines split across pieces, many pieces a line
+    assert [repeat_of(tmp_path / NAME, 9, KEYS[i], []) for i in KEYS] == whole
+
+
+def test_lines_out_of_index_order_tell_a_worker_nothing(tmp_path):
+    path = tmp_path / NAME
+    lines = [json.dumps([i, KEYS[i], ["sheet_total", f"w{i}"]]) for i in (0, 3, 1)]
+    path.write_text(head() + "\n".join(lines) + "\n")
+    assert repeat_of(path, 9, KEYS[0], []) is None  # not a parent's file: it writes in index order

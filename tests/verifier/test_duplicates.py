@@ -311,7 +311,14 @@ def test_repeat_of_tells_without_putting_in_what_adding_in_index_order_decides()
         whole = FirstOfEach()
         for index, keys, words in rng.sample(items, len(items)):
             whole.add(index, keys, words)
+        in_order = FirstOfEach(in_order=True)  # a worker's: it holds nothing to take back out
+        for item in items:
+            in_order.add(*item)
+        assert (in_order.kept, in_order.dropped) == (whole.kept, whole.dropped)
+        with pytest.raises(ValueError, match="not in index order"):
+            in_order.add(items[-1][0], [], None)
         for position, (index, keys, words) in enumerate(items):
+            assert in_order.repeat_of(index, keys, words) == whole.repeat_of(index, keys, words)
             below = FirstOfEach()
             for item in items[:position]:
                 below.add(*item)
