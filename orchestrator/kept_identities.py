@@ -62,7 +62,8 @@ class KeptIdentities:
         ``error`` may be run again, so the prefix stops there. With ``strata`` (``count_of`` and
         ``quota``, as ``orchestrator.planner.Strata``), an attempt below ``limit`` (those handed out
         so far) with no outcome, of an app count whose quota the prefix holds already, is passed
-        over: it is never run (else, once a quota filled, the workers would learn of no more)."""
+        over: it is never needed (else, once a quota filled, the workers would learn of no more;
+        were it still running, the parent, which judges every repeat, would find what it repeats)."""
         lines: list[bytes] = []
         while True:
             item = done.get(self.settled)
