@@ -673,7 +673,6 @@ class BuildBatch:
             cast(TextTally, self.texts).add(item["index"], rows)  # log() made it
         self._log.record(compact(item))
         firsts = self._unique_so_far().firsts()
-        # the prefix stops at every attempt without an outcome: one still running may yet come first
         cast(KeptIdentities, self.identities).settle(self.done, lambda index: index not in firsts.dropped, ERROR)
         if self._tally is not None:
             assert self.on_progress is not None  # the tally is kept for it

@@ -19,7 +19,6 @@ import json
 import os
 import stat
 import sys
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,38 +52,20 @@ class KeptIdentities:
             self.close()
             raise
         self.settled = 0  # the attempts below it have their outcomes, and those kept were written
-        self._taken: Counter = Counter()  # per app count, the first of each identity below ``settled``
 
-    def settle(self, done: dict[int, dict[str, Any]], kept: Any, error: str, strata: Any = None,
-               limit: int = 0) -> None:
+    def settle(self, done: dict[int, dict[str, Any]], kept: Any, error: str) -> None:
         """Write the kept ones among the attempts whose outcomes now make a prefix: ``kept(index)``
         says whether an accepted attempt is the first of its identity; an outcome with status
-        ``error`` may be run again, so the prefix stops there. With ``strata`` (``count_of`` and
-        ``quota``, as ``orchestrator.planner.Strata``), an attempt below ``limit`` (those handed out
-        so far) with no outcome, of an app count whose quota the prefix holds already, is passed
-        over: it is never needed (else, once a quota filled, the workers would learn of no more;
-        were it still running, the parent, which judges every repeat, would find what it repeats)."""
+        ``error`` may be run again, so the prefix stops there (as at an attempt with no outcome:
+        one still running may yet come first)."""
         lines: list[bytes] = []
-        while True:
-            item = done.get(self.settled)
-            if item is None:
-                if not (self.settled < limit and strata is not None and self._filled(strata, self.settled)):
-                    break
-            elif item["status"] == error:
-                break
-            elif item["status"] == "accepted" and kept(self.settled):
+        while (item := done.get(self.settled)) is not None and item["status"] != error:
+            if item["status"] == "accepted" and kept(self.settled):
                 line = json.dumps([self.settled, list(item.get("keys") or []), list(item.get("words") or [])])
                 lines.append((line + "\n").encode("utf-8"))
-                if strata is not None:
-                    self._taken[strata.count_of(self.settled)] += 1
             self.settled += 1
         if lines:  # whole lines only: a worker keeps a line's start until its end is written
             write_all(self._fd, lines)
-
-    def _filled(self, strata: Any, index: int) -> bool:
-        """The prefix holds its app count's quota of kept tasks already (settled: for good)."""
-        count = strata.count_of(index)
-        return self._taken[count] >= strata.quota.get(count, 0)
 
     def close(self) -> None:
         if self._fd >= 0:

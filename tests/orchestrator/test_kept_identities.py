@@ -141,8 +141,9 @@ def test_a_first_line_that_names_no_run_tells_a_worker_nothing(tmp_path):
 
 
 def test_an_interrupted_build_leaves_none_of_its_files_open(tmp_path):
-    """Ctrl-C ends the rounds without ``finalise``: the files the parent keeps beside its outcome
-    log (the kept identities, the texts, the figures) are closed all the same."""
+    """Ctrl-C ends the rounds without ``finalise``: the kept identities and the outcome log are
+    closed all the same (the texts and the figures hold a descriptor only past 4 MiB, so this
+    build does not tell whether they are)."""
     import pytest
 
     from backends.job_contract import Interrupted
@@ -168,35 +169,6 @@ def test_an_interrupted_build_leaves_none_of_its_files_open(tmp_path):
     with pytest.raises(Interrupted):
         build(out, 4, BuildConfig(seed=5, days=2, utterances_per_day=12), on_progress=stop_after_one)
     assert open_under_out() == []
-
-
-class _TwoCounts:
-    """Strata of two app counts: even attempts are of one app, odd of two; a quota of one each."""
-
-    quota = {1: 1, 2: 1}
-
-    @staticmethod
-    def count_of(index: int) -> int:
-        return 1 if index % 2 == 0 else 2
-
-
-def test_the_prefix_passes_over_attempts_a_filled_quota_never_runs(tmp_path):
-    ids = KeptIdentities(tmp_path)
-    # 0 fills the one-app quota: 2 and 4 are never run; 1 is dropped, 3 is the two-app task
-    done = {0: outcome(0), 1: outcome(1, "dropped"), 3: outcome(3)}
-    ids.settle(done, lambda i: True, "error", _TwoCounts(), limit=5)
-    assert ids.settled == 5
-    assert repeat_of(tmp_path / NAME, 9, KEYS[3], []) == 3
-    (tmp_path / "more").mkdir()
-    more = KeptIdentities(tmp_path / "more")
-    # 1 has no outcome yet and its quota is not filled: it may still come before 3
-    more.settle({0: outcome(0), 3: outcome(3)}, lambda i: True, "error", _TwoCounts(), limit=5)
-    assert more.settled == 1
-    # past the attempts handed out, nothing is passed over
-    (tmp_path / "last").mkdir()
-    last = KeptIdentities(tmp_path / "last")
-    last.settle({0: outcome(0), 1: outcome(1)}, lambda i: True, "error", _TwoCounts(), limit=3)
-    assert last.settled == 3
 
 
 def test_a_long_file_read_in_pieces_tells_what_it_tells_read_whole(tmp_path, monkeypatch):
