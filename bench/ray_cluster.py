@@ -9,7 +9,9 @@ systems, with another ``HOME`` and ``TMPDIR``: what a worker wrote under the out
 would land there, never in the driver's folder, and a worker that read a path of the driver's would
 find nothing. The driver (``homer build --executor ray --ray-address``) runs outside, on the head
 node. The script builds the same seed locally, prints both wall times and both digests (sha256 over
-the sorted files, as ``/tmp/digest.py`` computes it); then it runs oracle eval (long-context) of
+the sorted files' paths and bytes, ``digest``) and how many repeats each build's workers
+stopped at their drafts (on the cluster they learn of the kept tasks from a Ray actor:
+``orchestrator.kept_identities``); then it runs oracle eval (long-context) of
 each dataset, on the cluster and locally, and prints the digests of both ``results.jsonl``; then
 it regenerates the OfficeBench sample (copied under the driver's folder) on the cluster and
 locally. It exits 1 when any pair differs.
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -101,6 +104,10 @@ def wait_for_cpus(address: str, cpus: int, env: dict[str, str]) -> None:
         raise SystemExit(f"the cluster at {address} did not reach {cpus} CPU(s): {done.stderr[-1500:]}")
 
 
+STOPS = re.compile(r"(\d+) duplicate\(s\) stopped at their drafts")
+STOPPED: dict[str, int] = {}  # per build's folder, the repeats its workers stopped at their drafts
+
+
 def _timed(command: str, words: list[str], env: dict[str, str], extra: list[str]) -> float:
     """``homer COMMAND WORDS... -q EXTRA...`` run to its end; its wall time (a failure stops the bench)."""
     start = time.perf_counter()
@@ -108,6 +115,9 @@ def _timed(command: str, words: list[str], env: dict[str, str], extra: list[str]
                           cwd=ROOT)
     if done.returncode != 0:
         raise SystemExit(f"homer {command} {' '.join(extra)} failed ({done.returncode}): {done.stderr[-3000:]}")
+    if command == "build":
+        found = STOPS.search(done.stdout)
+        STOPPED[words[words.index("--out") + 1]] = int(found.group(1)) if found else 0
     return time.perf_counter() - start
 
 
@@ -181,8 +191,10 @@ def main() -> int:
     results = [file_digest(folder / "results.jsonl") for folder in (root / "run", driver / "run")]
     same_rows = results[0] == results[1]
     same_plus = digest(root / "plus") == digest(driver / "plus")
-    print(f"local build:       {local:6.1f} s  digest {digest(root / 'local')}")
-    print(f"two-node Ray:      {on_cluster:6.1f} s  digest {digest(driver / 'ds')}")
+    print(f"local build:       {local:6.1f} s  digest {digest(root / 'local')}  "
+          f"repeats stopped at their drafts: {STOPPED.get(str(root / 'local'), 0)}")
+    print(f"two-node Ray:      {on_cluster:6.1f} s  digest {digest(driver / 'ds')}  "
+          f"repeats stopped at their drafts: {STOPPED.get(str(driver / 'ds'), 0)}")
     print(f"local oracle eval: {eval_local:6.1f} s  results.jsonl {results[0]}")
     print(f"two-node Ray eval: {eval_cluster:6.1f} s  results.jsonl {results[1]}")
     print(f"local regenerate:  {plus_local:6.1f} s  digest {digest(root / 'plus')}")

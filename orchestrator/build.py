@@ -69,7 +69,7 @@ from orchestrator.endpoint_guard import (
 )
 from orchestrator.figure_log import FigureLog
 from orchestrator.kept_identities import NAME as KEPT_IDENTITIES
-from orchestrator.kept_identities import KeptIdentities, repeat_of
+from orchestrator.kept_identities import KeptIdentities, ray_name, repeat_of, repeat_on_ray
 from orchestrator.neo_graph import NeoState, build_neo_graph
 from orchestrator.offline_roles import OfflineRoles
 from orchestrator.planner import Strata
@@ -251,6 +251,7 @@ REPEAT = "repeat"  # an attempt that ended at its draft: it repeats a task the b
 # per running attempt, its draft's identity (keys, near words, family, app count): its outcome
 # carries it whatever ends it, so the parent can tell a repeat it was not told of
 _DRAFTED: dict[str, tuple[list[str], list[str], str, int]] = {}
+_ON_RAY: str | None = None  # while a carried attempt runs (a Ray node): the actor holding the kept identities
 
 
 def _repeat(job: Job, draft: TaskDraft) -> dict[str, Any] | None:
@@ -263,7 +264,10 @@ def _repeat(job: Job, draft: TaskDraft) -> dict[str, Any] | None:
     except ValidationError:
         return None
     _DRAFTED[job.task_id] = (keys, words, draft.family, len(draft.apps))
-    earlier = repeat_of(job.staging.parent / KEPT_IDENTITIES, job.index, keys, words)
+    if _ON_RAY is not None:  # a Ray node: the file may not be seen here, its copy is asked
+        earlier = repeat_on_ray(_ON_RAY, job.index, keys, words)
+    else:
+        earlier = repeat_of(job.staging.parent / KEPT_IDENTITIES, job.index, keys, words)
     return None if earlier is None else {"status": REPEAT, "reason": f"repeats {task_id(earlier)}"}
 
 
@@ -439,9 +443,14 @@ def run_attempt_carried(config: BuildConfig, index: int, work: str) -> dict[str,
     cluster without a shared disk): the task is staged in this machine's own work folder
     (``backends.scratch.node_work_folder``, named after the driver's ``work``) and comes back as
     bytes with its outcome (``carried``), for the driver to write into its folder."""
+    global _ON_RAY
     node = node_work_folder(work)
-    # a copy: run_attempt's is cached
-    return dataset.carry_staged(dict(run_attempt(str(node / "out"), config, index, str(node))))
+    _ON_RAY = ray_name(work)
+    try:  # a copy: run_attempt's is cached
+        return dataset.carry_staged(dict(run_attempt(str(node / "out"), config, index, str(node))))
+    finally:
+        _ON_RAY = None
+
 
 
 # -- the batch (runs in the parent) ----------------------------------------------------------
@@ -614,6 +623,7 @@ class BuildBatch:
         self.repeats_stopped = 0  # repeats the workers found at their drafts
         self.texts: TextTally | None = None  # per accepted attempt, its texts' rows (verifier.text_tally)
         self.next_index = 0
+        self.running: set[int] = set()  # attempts handed to a worker whose outcomes have not come
         self._unique: UniqueSoFar | None = None
         self._accepted: AcceptedBelow | None = None
         self.guard: Breaker | None = None
@@ -642,9 +652,9 @@ class BuildBatch:
         figures by ``finalise``, or here when the rounds end by an interrupt or an error."""
         self._log = dataset.OutcomeLog(self.out, self.done)
         (self.out / dataset.WORK).mkdir(exist_ok=True)
-        self.texts = TextTally(self.out / dataset.WORK)  # on the output's disk: it grows with the build
-        self.figures = FigureLog(self.out / dataset.WORK)  # as the texts
         try:
+            self.texts = TextTally(self.out / dataset.WORK)  # on the output's disk: it grows with the build
+            self.figures = FigureLog(self.out / dataset.WORK)  # as the texts
             self.identities = KeptIdentities(self.out / dataset.WORK)  # read by the workers (see its module)
             self._seen = outcome_sink(cast(Breaker, self.guard), self._record, self.on_outcome)  # start() set it
             self._tally = KeptTally(self.strata) if self.on_progress else None
@@ -654,8 +664,9 @@ class BuildBatch:
             with self._log:
                 yield self._log
         except BaseException:  # finalise does not run: nothing else closes them
-            self.texts.close()
-            self.figures.close()
+            for spool in (self.texts, self.figures):
+                if spool is not None:
+                    spool.close()
             raise
         finally:
             if self.identities is not None:
@@ -672,8 +683,11 @@ class BuildBatch:
             figures.add(item["index"], card, line)
             cast(TextTally, self.texts).add(item["index"], rows)  # log() made it
         self._log.record(compact(item))
+        self.running.discard(item["index"])
         firsts = self._unique_so_far().firsts()
-        cast(KeptIdentities, self.identities).settle(self.done, lambda index: index not in firsts.dropped, ERROR)
+        cast(KeptIdentities, self.identities).settle(self.done, lambda index: index not in firsts.dropped, ERROR,
+                                                     self.strata, lambda index: index not in self.running,
+                                                     self.max_attempts)
         if self._tally is not None:
             assert self.on_progress is not None  # the tally is kept for it
             self._tally.add(item["index"], item)
@@ -715,6 +729,8 @@ class BuildBatch:
         # on Ray a job may run on a machine that does not see the output folder: its task comes back as bytes
         run = (functools.partial(run_attempt_carried, self.config, work=str(work)) if self.executor == "ray"
                else functools.partial(run_attempt, str(self.out), self.config, work=str(work)))
+        if self.executor == "ray" and self.identities is not None:
+            self.identities.copy_to_ray(ray_name(str(work)))
         return Round(batch, run,
                      self.workers, group=lambda index: index // per_world, wanted=self._wanted(),
                      spread=math.ceil(expected))
@@ -736,7 +752,18 @@ class BuildBatch:
             repeats = self._unique_so_far().firsts().dropped
             return accepted - sum(1 for i in repeats if i < index and strata.count_of(i) == count) < quota
 
-        return wanted
+        def handed(index: int) -> bool:
+            """``wanted``, noting each attempt it lets a worker have (see ``KeptIdentities.settle``).
+            An attempt the kept identities passed over is refused whatever ``wanted`` says: it was
+            written as one that never runs (its quota filled for good below it, so ``wanted`` says
+            no to it already)."""
+            passed_over = self.identities is not None and index < self.identities.settled
+            if passed_over or not wanted(index):
+                return False
+            self.running.add(index)
+            return True
+
+        return handed
 
     def _unique_so_far(self) -> UniqueSoFar:
         if self._unique is None or self._unique.done is not self.done:

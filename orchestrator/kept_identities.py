@@ -7,10 +7,12 @@ its chat and running its gates, most of an attempt's cost: a large build repeats
 (a family that makes narrow kinds of task is used up), and each repeat was made in full.
 
 The parent appends, in index order, the identity of each kept task below its settled prefix (every
-attempt below has its outcome, so none that comes later can change that the task is kept) to one
-file under the build's work folder; a worker reads what was added since it last looked. What a
+attempt below has its outcome or never will, so none that comes later can change that the task is
+kept) to one file under the build's work folder; a worker reads what was added since it last looked. What a
 worker can tell from it the parent would tell too, so the bytes a build writes do not depend on
-when (or whether: a Ray node on another machine sees no such file) a worker found a repeat.
+when (or whether) a worker found a repeat. With ``--executor ray`` a worker may run on a machine
+that does not see the file: the parent also adds each line to a Ray actor (:class:`Holder`, named
+after the build's work folder), which the workers ask instead.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import json
 import os
 import stat
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,26 +54,109 @@ class KeptIdentities:
         except BaseException:
             self.close()
             raise
-        self.settled = 0  # the attempts below it have their outcomes, and those kept were written
+        self.settled = 0  # the attempts below it have their outcomes (or never will), and those kept were written
+        self._ray_name: str | None = None  # the Ray actor that holds a copy (``copy_to_ray``)
+        self._holder: Any = None
+        self._session: Any = None  # the Ray session the holder lives in (a local Ray ends with each round)
+        self._sent = 0  # bytes of the file the holder has
+        self._taken: Counter[int] = Counter()  # per app count, the kept tasks below ``settled``
 
-    def settle(self, done: dict[int, dict[str, Any]], kept: Any, error: str) -> None:
+    def settle(self, done: dict[int, dict[str, Any]], kept: Any, error: str, strata: Any = None,
+               idle: Any = None, limit: int = 0) -> None:
         """Write the kept ones among the attempts whose outcomes now make a prefix: ``kept(index)``
         says whether an accepted attempt is the first of its identity; an outcome with status
-        ``error`` may be run again, so the prefix stops there (as at an attempt with no outcome:
-        one still running may yet come first)."""
+        ``error`` may be run again, so the prefix stops there, as at an attempt with no outcome (one
+        still running may yet come first). With ``strata`` (``count_of`` and ``quota``, as
+        ``orchestrator.planner.Strata``) and ``idle(index)`` (no worker holds the attempt), an
+        attempt below ``limit`` (the attempts a build may use) with no outcome that is idle, of an
+        app count whose quota the prefix holds already, is passed over: it never runs (its quota,
+        filled for good below it, never reopens, and the build hands out no attempt past a filled
+        quota), so it can displace no task written here. Else, once a quota filled, the workers
+        would learn of no more kept tasks."""
         lines: list[bytes] = []
-        while (item := done.get(self.settled)) is not None and item["status"] != error:
-            if item["status"] == "accepted" and kept(self.settled):
+        while True:
+            item = done.get(self.settled)
+            if item is None:
+                if not (self.settled < limit and strata is not None and idle is not None
+                        and self._filled(strata, self.settled) and idle(self.settled)):
+                    break
+            elif item["status"] == error:
+                break
+            elif item["status"] == "accepted" and kept(self.settled):
                 line = json.dumps([self.settled, list(item.get("keys") or []), list(item.get("words") or [])])
                 lines.append((line + "\n").encode("utf-8"))
+                if strata is not None:
+                    self._taken[strata.count_of(self.settled)] += 1
             self.settled += 1
         if lines:  # whole lines only: a worker keeps a line's start until its end is written
             write_all(self._fd, lines)
+            if self._ray_name is not None:
+                self._copy()
+
+    def copy_to_ray(self, name: str) -> None:
+        """Keep a copy of the file in the Ray actor ``name`` too (:func:`ray_name`), from the next
+        lines written on: for workers on machines that do not see the file."""
+        self._ray_name = name
+
+    def _copy(self) -> None:
+        """Add to the holder what it lacks of the file (all of it, to a holder just made), waiting
+        until it has: an attempt handed out after a line was written can read it, as from the file."""
+        import ray
+
+        if not ray.is_initialized():
+            return
+        session = ray.get_runtime_context().get_job_id()
+        if self._holder is None or session != self._session:
+            holder = ray.remote(num_cpus=0)(Holder)
+            self._holder = holder.options(name=self._ray_name, get_if_exists=True).remote()
+            self._session, self._sent = session, 0
+        fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            while data := os.pread(fd, PIECE, self._sent):
+                ray.get(self._holder.add.remote(data))
+                self._sent += len(data)
+        finally:
+            os.close(fd)
+
+    def _filled(self, strata: Any, index: int) -> bool:
+        """The prefix holds attempt ``index``'s app count's quota of kept tasks already (for good)."""
+        count = strata.count_of(index)
+        return self._taken[count] >= strata.quota.get(count, 0)
 
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+        if self._holder is not None:  # no worker asks it after the rounds: its copy is let go
+            import ray
+
+            if ray.is_initialized() and ray.get_runtime_context().get_job_id() == self._session:
+                ray.kill(self._holder)
+            self._holder = None
+
+
+def ray_name(work: str) -> str:
+    """The name of the Ray actor that holds the file of the build whose work folder is ``work``
+    (one per run of a build: a work folder is the run's own)."""
+    return f"homer-kept-identities-{Path(work).name}"
+
+
+class Holder:
+    """The Ray actor's side: a copy of the parent's file, added to by the parent, read by workers
+    in pieces from where each got to. Past ``MAX_BYTES`` nothing more is added (a worker learns no
+    more, as of a file past its bound)."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def add(self, data: bytes) -> int:
+        if len(self.data) + len(data) <= MAX_BYTES:
+            self.data += data
+        return len(self.data)
+
+    def since(self, offset: int) -> tuple[bytes, int, bytes]:
+        """The first line, the bytes held, and up to ``PIECE`` of them from ``offset``."""
+        return bytes(self.data[:_HEAD]), len(self.data), bytes(self.data[offset:offset + PIECE])
 
 
 @dataclass
@@ -91,7 +177,6 @@ _READ: _Read | None = None  # one build runs in a process at a time
 def repeat_of(path: Path, index: int, keys: list[str], words: list[str]) -> int | None:
     """The kept task attempt ``index`` repeats, as far as the file at ``path`` tells (None: no
     such file, or none found there)."""
-    global _READ
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO there: no wait
     except OSError:
@@ -100,21 +185,64 @@ def repeat_of(path: Path, index: int, keys: list[str], words: list[str]) -> int 
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
             return None
-        head = os.pread(fd, _HEAD, 0)
-        if len(head) < _HEAD or not head.startswith(b'{"run": "') or not head.endswith(b'"}\n'):
-            return None  # not written yet, or not a parent's file
-        read = _READ
-        if read is None or read.path != str(path) or read.head != head or st.st_size < read.offset:
-            read = _READ = _Read(str(path), head)
-        if read.broken:
-            return None
-        while read.offset < st.st_size:  # in pieces: a worker that starts late reads a long file
+        read = _reading(str(path), os.pread(fd, _HEAD, 0), st.st_size)
+        while read is not None and read.offset < st.st_size:  # in pieces: a worker that starts late reads a long file
             data = os.pread(fd, min(st.st_size - read.offset, PIECE), read.offset)
             if not data or not _take(read, data):
                 break
     finally:
         os.close(fd)
-    if read.broken:
+    return _answer(read, index, keys, words)
+
+
+_HOLDER: tuple[str, Any] | None = None  # the Ray actor a worker asks, by name
+ASK_SECONDS = 30.0  # a holder that does not answer in time tells nothing
+
+
+def repeat_on_ray(name: str, index: int, keys: list[str], words: list[str]) -> int | None:
+    """:func:`repeat_of`, asking the Ray actor ``name`` (:class:`Holder`) instead of a file."""
+    global _HOLDER
+    import ray
+
+    if not ray.is_initialized():  # not a Ray worker (get_actor would start a Ray instance)
+        return None
+    try:
+        if _HOLDER is None or _HOLDER[0] != name:
+            _HOLDER = (name, ray.get_actor(name))
+        holder = _HOLDER[1]
+
+        def ask(offset: int) -> tuple[bytes, int, bytes]:
+            return ray.get(holder.since.remote(offset), timeout=ASK_SECONDS)
+
+        offset = _READ.offset if _READ is not None and _READ.path == name else _HEAD
+        head, size, data = ask(offset)
+        read = _reading(name, head, size)
+        while read is not None and read.offset < size:
+            if read.offset != offset:  # the next piece (or a new run's copy, from its start)
+                offset = read.offset
+                head, size, data = ask(offset)
+            if not data or not _take(read, data):
+                break
+    except Exception:  # noqa: BLE001 - no holder yet (no task kept so far), one gone, a cluster in trouble
+        _HOLDER = None
+        return None
+    return _answer(read, index, keys, words)
+
+
+def _reading(key: str, head: bytes, size: int) -> _Read | None:
+    """What this worker has read of the parent's file (or copy) ``key``: afresh for another run's;
+    None for one that is not a parent's, not written yet, or found broken."""
+    global _READ
+    if len(head) < _HEAD or not head.startswith(b'{"run": "') or not head.endswith(b'"}\n'):
+        return None  # not written yet, or not a parent's file
+    read = _READ
+    if read is None or read.path != key or read.head != head or size < read.offset:
+        read = _READ = _Read(key, head)
+    return None if read.broken else read
+
+
+def _answer(read: _Read | None, index: int, keys: list[str], words: list[str]) -> int | None:
+    if read is None or read.broken:
         return None
     return read.firsts.repeat_of(index, keys, words)
 

@@ -103,3 +103,16 @@ def test_a_ray_build_from_the_command_line_writes_the_same_bytes_as_local_worker
     bad = subprocess.run([str(homer), "build", "--out", str(tmp_path / "x"), "--ray-address", "auto"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--ray-address needs --executor ray" in bad.stderr
+
+
+def test_ray_workers_stop_repeats_at_their_drafts_without_seeing_the_output_folder(tmp_path):
+    """The kept tasks' identities reach Ray workers through an actor (their machine may not see
+    the build's folder): one job at a time, every repeat is stopped at its draft, as in one local
+    process, and the bytes are a local build's."""
+    config = BuildConfig(seed=3, app_counts=(3,), days=2, utterances_per_day=12)  # repeats some (tests/orchestrator)
+    local = build(tmp_path / "local", 24, config)
+    on_ray = build(tmp_path / "ray", 24, config, workers=1, executor="ray")
+    assert on_ray.repeats_stopped >= 1
+    assert on_ray.repeats_stopped == local.repeats_stopped == on_ray.drops["duplicate"]
+    assert tree(tmp_path / "ray") == tree(tmp_path / "local")
+    assert not [actor for actor in ray.util.list_named_actors() if actor.startswith("homer-kept-identities")]

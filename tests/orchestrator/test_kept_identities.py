@@ -171,6 +171,49 @@ def test_an_interrupted_build_leaves_none_of_its_files_open(tmp_path):
     assert open_under_out() == []
 
 
+class _TwoCounts:
+    """Strata of two app counts: even attempts are of one app, odd of two; a quota of one each."""
+
+    quota = {1: 1, 2: 1}
+
+    @staticmethod
+    def count_of(index: int) -> int:
+        return 1 if index % 2 == 0 else 2
+
+
+def test_the_prefix_passes_over_idle_attempts_a_quota_filled_for_good_never_runs(tmp_path):
+    ids = KeptIdentities(tmp_path)
+    # 0 fills the one-app quota for good: 2 and 4, which no worker holds, never run; 1 is dropped
+    done = {0: outcome(0), 1: outcome(1, "dropped"), 3: outcome(3)}
+    ids.settle(done, lambda i: True, "error", _TwoCounts(), lambda i: True, limit=5)
+    assert ids.settled == 5
+    assert repeat_of(tmp_path / NAME, 9, KEYS[3], []) == 3
+    # 2 is still running (handed out before 0 was kept): it may yet come first, so 3 is not written
+    (tmp_path / "running").mkdir()
+    running = KeptIdentities(tmp_path / "running")
+    running.settle(done, lambda i: True, "error", _TwoCounts(), lambda i: i != 2, limit=5)
+    assert running.settled == 2
+    assert repeat_of(tmp_path / "running" / NAME, 9, KEYS[3], []) is None
+    done[2] = outcome(2)
+    running.settle(done, lambda i: True, "error", _TwoCounts(), lambda i: True, limit=5)
+    assert running.settled == 5
+    # 1 has no outcome and its quota is not filled: it may still run and come before 3
+    (tmp_path / "open").mkdir()
+    still_open = KeptIdentities(tmp_path / "open")
+    still_open.settle({0: outcome(0), 3: outcome(3)}, lambda i: True, "error", _TwoCounts(), lambda i: True, limit=5)
+    assert still_open.settled == 1
+    # no attempt at or past the limit is passed over (every quota filled: the prefix stops there)
+    (tmp_path / "last").mkdir()
+    last = KeptIdentities(tmp_path / "last")
+    last.settle({0: outcome(0), 1: outcome(1)}, lambda i: True, "error", _TwoCounts(), lambda i: True, limit=3)
+    assert last.settled == 3
+    # without the strata nothing is passed over
+    (tmp_path / "plain").mkdir()
+    plain = KeptIdentities(tmp_path / "plain")
+    plain.settle({0: outcome(0), 3: outcome(3)}, lambda i: True, "error")
+    assert plain.settled == 1
+
+
 def test_a_long_file_read_in_pieces_tells_what_it_tells_read_whole(tmp_path, monkeypatch):
     ids = KeptIdentities(tmp_path)
     ids.settle({i: outcome(i) for i in KEYS}, lambda i: True, "error")
