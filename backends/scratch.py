@@ -9,11 +9,15 @@ short-lived files go there: every task is still written and published under the 
 Each work folder holds the id of the process that owns it (and its PID namespace); one whose owner
 is gone (a batch that was killed) is removed when the next batch starts, so an interrupted run does
 not leave its files in memory for good. A folder of another PID namespace (another container sharing
-the memory file system) is left alone: its owner's id means nothing here.
+the memory file system) is left alone: its owner's id means nothing here. Nor is one a live process
+still works in: every process that works in a node's folder (``node_work_folder``) holds a shared
+``flock`` on its ``IN_USE`` file, and a sweep removes a folder only under an exclusive one (a Ray
+worker that made the folder may be gone while the batch's later workers still use it).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import stat
@@ -25,6 +29,8 @@ SHM = Path("/dev/shm")
 MIN_FREE_BYTES = 1 << 30
 PREFIX = "homer-work-"
 OWNER = "owner.pid"
+IN_USE = ".in-use"  # locked shared by each process working in the folder, exclusively by a sweep
+_HELD: dict[str, int] = {}  # the node folder this process works in, and its in-use file's descriptor
 
 
 def scratch_root() -> Path:
@@ -56,27 +62,51 @@ def claim_work_folder() -> Path:
 def node_work_folder(batch_work: str) -> Path:
     """The work folder, on this machine, of a batch whose driver runs elsewhere (a Ray node's
     jobs): one per machine and batch, named after the driver's own (``batch_work``), shared by the
-    machine's workers so that each world is written once per machine. It belongs to the worker
-    process that made it: the next batch to make one here (or to claim one) after that process
-    ended removes it, so a node that never runs a driver keeps no more than its last batch's. A
-    folder of that name that is not this user's own plain folder is refused (``PermissionError``)."""
+    machine's workers so that each world is written once per machine. It names the worker process
+    that made it, and every process working in it holds it (``IN_USE``): the next batch to make one
+    here (or to claim one) after they all ended removes it, so a node that never runs a driver keeps
+    no more than its last batch's. A folder of that name that is not this user's own plain folder is
+    refused (``PermissionError``)."""
     root = scratch_root()
     folder = root / f"{Path(batch_work).name}-node"
     if not folder.name.startswith(PREFIX):
         raise ValueError(f"not a batch's work folder: {batch_work}")
-    if not os.path.lexists(folder):
-        root.mkdir(parents=True, exist_ok=True)
-        _sweep(root)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
-        (tmp / OWNER).write_text(f"{os.getpid()} {_pid_namespace()}", encoding="utf-8")
-        try:
-            os.rename(tmp, folder)  # whole, with its owner: a sweep never sees it without one
-        except OSError:  # another worker of this machine was first
-            shutil.rmtree(tmp, ignore_errors=True)
-    st = folder.lstat()
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
-        raise PermissionError(f"{folder}: not a folder of this user's")
+    for _ in range(3):  # a sweep that removed it between the look and the hold: made again
+        if not os.path.lexists(folder):
+            root.mkdir(parents=True, exist_ok=True)
+            _sweep(root)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
+            (tmp / OWNER).write_text(f"{os.getpid()} {_pid_namespace()}", encoding="utf-8")
+            try:
+                os.rename(tmp, folder)  # whole, with its owner: a sweep never sees it without one
+            except OSError:  # another worker of this machine was first
+                shutil.rmtree(tmp, ignore_errors=True)
+        st = folder.lstat()
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            raise PermissionError(f"{folder}: not a folder of this user's")
+        if _hold(folder):
+            break
     return folder
+
+
+def _hold(folder: Path) -> bool:
+    """Hold ``folder`` for this process (a shared lock on its in-use file, kept until the process
+    ends or works in another batch's folder); False when a sweep removed it meanwhile."""
+    key = str(folder)
+    if key in _HELD:
+        return True
+    for other in list(_HELD):  # a process works for one batch at a time: the last one's is let go
+        os.close(_HELD.pop(other))
+    try:
+        fd = os.open(folder / IN_USE, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileNotFoundError:
+        return False
+    fcntl.flock(fd, fcntl.LOCK_SH)  # a sweep holds it exclusively only while it removes the folder
+    if os.fstat(fd).st_nlink == 0:  # removed before this process held it
+        os.close(fd)
+        return False
+    _HELD[key] = fd
+    return True
 
 
 def release_work_folder(folder: Path) -> None:
@@ -107,7 +137,24 @@ def _sweep(root: Path) -> None:
         if namespace != _pid_namespace():
             continue
         if pid <= 0 or not _alive(pid):
-            shutil.rmtree(folder, ignore_errors=True)
+            _remove_unheld(folder)
+
+
+def _remove_unheld(folder: Path) -> None:
+    """Remove ``folder`` unless a live process holds it (``_hold``): under an exclusive lock on its
+    in-use file, so that no process takes hold while it goes."""
+    try:
+        fd = os.open(folder / IN_USE, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:  # gone already, or a link planted there: left alone
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a live process works in it
+            return
+        shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        os.close(fd)
 
 
 def _alive(pid: int) -> bool:

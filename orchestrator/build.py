@@ -761,6 +761,8 @@ class BuildBatch:
             if passed_over or not wanted(index):
                 return False
             self.running.add(index)
+            if self.identities is not None:  # on Ray: the holder has all written (a new round's made now)
+                self.identities.sync()
             return True
 
         return handed

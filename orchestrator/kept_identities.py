@@ -33,6 +33,7 @@ NAME = "kept-identities.jsonl"
 _HEAD = len(b'{"run": ""}\n') + 32  # the first line names the run that wrote the file (32 hex digits)
 MAX_BYTES = 1 << 30  # about 2 KB a kept task: far past any build; past it a worker stops looking
 PIECE = 1 << 22  # bytes read at once
+HOLDER_SECONDS = 60.0  # the longest the parent waits on the Ray holder for one piece
 
 
 class KeptIdentities:
@@ -42,6 +43,11 @@ class KeptIdentities:
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / NAME
+        self._ray_name: str | None = None  # the Ray actor that holds a copy (``copy_to_ray``)
+        self._holder: Any = None
+        self._session: Any = None  # the Ray instance and job the holder lives in (a local Ray ends with each round)
+        self._sent = 0  # bytes of the file the holder has
+        self._full = False  # the holder took no more (its bound)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW
                            | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)  # a FIFO there: no wait
         st = os.fstat(self._fd)
@@ -50,15 +56,13 @@ class KeptIdentities:
             raise OSError(f"{self.path}: not a regular file of its own")
         try:
             os.ftruncate(self._fd, 0)
-            write_all(self._fd, [(json.dumps({"run": os.urandom(16).hex()}) + "\n").encode("ascii")])
+            head = (json.dumps({"run": os.urandom(16).hex()}) + "\n").encode("ascii")
+            write_all(self._fd, [head])
         except BaseException:
             self.close()
             raise
         self.settled = 0  # the attempts below it have their outcomes (or never will), and those kept were written
-        self._ray_name: str | None = None  # the Ray actor that holds a copy (``copy_to_ray``)
-        self._holder: Any = None
-        self._session: Any = None  # the Ray session the holder lives in (a local Ray ends with each round)
-        self._sent = 0  # bytes of the file the holder has
+        self._written = len(head)  # bytes of the file written
         self._taken: Counter[int] = Counter()  # per app count, the kept tasks below ``settled``
 
     def settle(self, done: dict[int, dict[str, Any]], kept: Any, error: str, strata: Any = None,
@@ -90,30 +94,50 @@ class KeptIdentities:
             self.settled += 1
         if lines:  # whole lines only: a worker keeps a line's start until its end is written
             write_all(self._fd, lines)
-            if self._ray_name is not None:
-                self._copy()
+            self._written += sum(len(line) for line in lines)
+            self.sync()
 
     def copy_to_ray(self, name: str) -> None:
-        """Keep a copy of the file in the Ray actor ``name`` too (:func:`ray_name`), from the next
-        lines written on: for workers on machines that do not see the file."""
+        """Keep a copy of the file in the Ray actor ``name`` too (:func:`ray_name`), for workers on
+        machines that do not see the file (see :meth:`sync`)."""
         self._ray_name = name
 
-    def _copy(self) -> None:
-        """Add to the holder what it lacks of the file (all of it, to a holder just made), waiting
-        until it has: an attempt handed out after a line was written can read it, as from the file."""
+    def sync(self) -> None:
+        """Give the holder what it lacks of the file (all of it, to a holder just made: a local Ray
+        instance starts and stops with each round), waiting until it has it, so that an attempt
+        handed out after a line was written can read it, as from the file. Asked before each
+        attempt is handed out and after each line written; costs a look at the session when
+        nothing is new. A holder that fails is made again once; a Ray in trouble leaves the
+        workers knowing less, never ends the build (their verdicts change no byte)."""
+        if self._ray_name is None or self._full:
+            return
         import ray
 
         if not ray.is_initialized():
             return
-        session = ray.get_runtime_context().get_job_id()
-        if self._holder is None or session != self._session:
-            holder = ray.remote(num_cpus=0)(Holder)
-            self._holder = holder.options(name=self._ray_name, get_if_exists=True).remote()
-            self._session, self._sent = session, 0
+        context = ray.get_runtime_context()
+        session = (context.gcs_address, context.get_node_id(), context.get_job_id())  # a job id alone recurs
+        if self._holder is not None and session == self._session and self._sent == self._written:
+            return
+        for _ in range(2):
+            try:
+                if self._holder is None or session != self._session:
+                    holder = ray.remote(num_cpus=0)(Holder)
+                    self._holder = holder.options(name=self._ray_name, get_if_exists=True).remote(MAX_BYTES)
+                    self._session, self._sent = session, 0
+                self._send(ray)
+                return
+            except Exception:  # noqa: BLE001 - the holder died, a node was lost: made again once
+                self._holder = None
+
+    def _send(self, ray: Any) -> None:
         fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
-            while data := os.pread(fd, PIECE, self._sent):
-                ray.get(self._holder.add.remote(data))
+            while self._sent < self._written and (data := os.pread(fd, min(PIECE, self._written - self._sent),
+                                                                     self._sent)):
+                if not ray.get(self._holder.add.remote(data), timeout=HOLDER_SECONDS):
+                    self._full = True  # past its bound: a whole prefix stays, nothing after a gap
+                    return
                 self._sent += len(data)
         finally:
             os.close(fd)
@@ -130,8 +154,13 @@ class KeptIdentities:
         if self._holder is not None:  # no worker asks it after the rounds: its copy is let go
             import ray
 
-            if ray.is_initialized() and ray.get_runtime_context().get_job_id() == self._session:
-                ray.kill(self._holder)
+            if ray.is_initialized():
+                context = ray.get_runtime_context()
+                if (context.gcs_address, context.get_node_id(), context.get_job_id()) == self._session:
+                    try:
+                        ray.kill(self._holder)
+                    except Exception:  # noqa: BLE001 - gone already
+                        pass
             self._holder = None
 
 
@@ -143,16 +172,20 @@ def ray_name(work: str) -> str:
 
 class Holder:
     """The Ray actor's side: a copy of the parent's file, added to by the parent, read by workers
-    in pieces from where each got to. Past ``MAX_BYTES`` nothing more is added (a worker learns no
-    more, as of a file past its bound)."""
+    in pieces from where each got to. Past ``limit`` bytes nothing more is taken (a worker learns
+    no more, as of a file past its bound), and the parent sends no more: what it holds stays a
+    whole prefix of the file."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
         self.data = bytearray()
+        self.limit = limit
 
-    def add(self, data: bytes) -> int:
-        if len(self.data) + len(data) <= MAX_BYTES:
-            self.data += data
-        return len(self.data)
+    def add(self, data: bytes) -> bool:
+        """Whether ``data`` was taken."""
+        if len(self.data) + len(data) > self.limit:
+            return False
+        self.data += data
+        return True
 
     def since(self, offset: int) -> tuple[bytes, int, bytes]:
         """The first line, the bytes held, and up to ``PIECE`` of them from ``offset``."""

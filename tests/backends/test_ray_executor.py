@@ -116,3 +116,33 @@ def test_ray_workers_stop_repeats_at_their_drafts_without_seeing_the_output_fold
     assert on_ray.repeats_stopped == local.repeats_stopped == on_ray.drops["duplicate"]
     assert tree(tmp_path / "ray") == tree(tmp_path / "local")
     assert not [actor for actor in ray.util.list_named_actors() if actor.startswith("homer-kept-identities")]
+
+
+def test_the_ray_holder_keeps_a_whole_prefix_of_the_file_once_full(tmp_path, monkeypatch):
+    """Past its bound the actor takes no more and the parent sends no more, so a later piece that
+    would fit is not added after a gap (two half lines could read as one)."""
+    import json
+
+    from orchestrator import kept_identities
+    from orchestrator.kept_identities import KeptIdentities, repeat_on_ray
+
+    def outcome(index: int) -> dict:
+        return {"index": index, "status": "accepted", "keys": [f"description:{index}" * (1 + 20 * (index == 1))],
+                "words": []}
+
+    head = len(json.dumps({"run": "0" * 32})) + 1
+    line = len(json.dumps([0, ["description:0"], []])) + 1
+    monkeypatch.setattr(kept_identities, "MAX_BYTES", head + 2 * line)  # line 1 is long: it does not fit
+    ids = KeptIdentities(tmp_path)
+    name = "homer-kept-identities-bound-test"
+    ids.copy_to_ray(name)
+    done: dict[int, dict] = {}
+    for index in range(3):
+        done[index] = outcome(index)
+        ids.settle(done, lambda i: True, "error")
+    assert ids.settled == 3
+    assert repeat_on_ray(name, 9, ["description:0"], []) == 0
+    assert repeat_on_ray(name, 9, outcome(1)["keys"], []) is None
+    assert repeat_on_ray(name, 9, ["description:2"], []) is None  # it would fit, but after a gap
+    ids.close()
+    assert name not in ray.util.list_named_actors()

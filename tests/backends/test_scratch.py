@@ -91,3 +91,28 @@ def test_a_nodes_work_folder_is_shared_by_its_workers_owned_and_released_with_th
     trap.symlink_to(tmp_path / "elsewhere")  # a name another user could have planted
     with pytest.raises(PermissionError):
         scratch.node_work_folder(str(tmp_path / f"{scratch.PREFIX}trap"))
+
+
+def test_a_nodes_work_folder_a_live_process_works_in_outlives_the_process_that_made_it(tmp_path, monkeypatch):
+    """A local Ray instance ends with each round, and with it the worker that made the node's
+    folder; the next round's workers work in it still. Another batch's sweep must leave it while
+    one of them holds it (it removed the worlds under a running attempt), and take it after."""
+    monkeypatch.setenv(scratch.ENV, str(tmp_path))
+    batch = str(tmp_path / f"{scratch.PREFIX}batch")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nfrom backends import scratch\nscratch.node_work_folder(sys.argv[1])\n"
+         "print('held', flush=True)\nsys.stdin.read()", batch],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        node = tmp_path / f"{scratch.PREFIX}batch-node"
+        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+        (node / scratch.OWNER).write_text(f"{dead.stdout.strip()} {scratch._pid_namespace()}")  # its maker is gone
+        scratch.release_work_folder(scratch.claim_work_folder())  # another batch's sweep
+        assert (node / scratch.OWNER).exists()
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    scratch.release_work_folder(scratch.claim_work_folder())
+    assert not node.exists()
