@@ -105,19 +105,6 @@ def test_a_ray_build_from_the_command_line_writes_the_same_bytes_as_local_worker
     assert bad.returncode == 2 and "--ray-address needs --executor ray" in bad.stderr
 
 
-def test_ray_workers_stop_repeats_at_their_drafts_without_seeing_the_output_folder(tmp_path):
-    """The kept tasks' identities reach Ray workers through an actor (their machine may not see
-    the build's folder): one job at a time, every repeat is stopped at its draft, as in one local
-    process, and the bytes are a local build's."""
-    config = BuildConfig(seed=3, app_counts=(3,), days=2, utterances_per_day=12)  # repeats some (tests/orchestrator)
-    local = build(tmp_path / "local", 24, config)
-    on_ray = build(tmp_path / "ray", 24, config, workers=1, executor="ray")
-    assert on_ray.repeats_stopped >= 1
-    assert on_ray.repeats_stopped == local.repeats_stopped == on_ray.drops["duplicate"]
-    assert tree(tmp_path / "ray") == tree(tmp_path / "local")
-    assert not [actor for actor in ray.util.list_named_actors() if actor.startswith("homer-kept-identities")]
-
-
 def test_the_ray_holder_keeps_a_whole_prefix_of_the_file_once_full(tmp_path, monkeypatch):
     """Past its bound the actor takes no more and the parent sends no more, so a later piece that
     would fit is not added after a gap (two half lines could read as one)."""
