@@ -81,7 +81,10 @@ def node_work_folder(batch_work: str) -> Path:
                 os.rename(tmp, folder)  # whole, with its owner: a sweep never sees it without one
             except OSError:  # another worker of this machine was first
                 shutil.rmtree(tmp, ignore_errors=True)
-        st = folder.lstat()
+        try:
+            st = folder.lstat()
+        except FileNotFoundError:  # swept just now
+            continue
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
             raise PermissionError(f"{folder}: not a folder of this user's")
         if _hold(folder):
@@ -91,18 +94,26 @@ def node_work_folder(batch_work: str) -> Path:
 
 def _hold(folder: Path) -> bool:
     """Hold ``folder`` for this process (a shared lock on its in-use file, kept until the process
-    ends or works in another batch's folder); False when a sweep removed it meanwhile."""
+    ends or works in another batch's folder); False when a sweep took it meanwhile (it moves the
+    folder away before removing it, so the file held must still be the one at the folder's name)."""
     key = str(folder)
     if key in _HELD:
         return True
     for other in list(_HELD):  # a process works for one batch at a time: the last one's is let go
         os.close(_HELD.pop(other))
     try:
-        fd = os.open(folder / IN_USE, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except FileNotFoundError:
+        fd = os.open(folder / IN_USE, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    except OSError:  # gone (swept), a link or a full file system: not held
         return False
-    fcntl.flock(fd, fcntl.LOCK_SH)  # a sweep holds it exclusively only while it removes the folder
-    if os.fstat(fd).st_nlink == 0:  # removed before this process held it
+    try:
+        held = os.fstat(fd)
+        if not stat.S_ISREG(held.st_mode):
+            raise OSError("not a regular file")
+        fcntl.flock(fd, fcntl.LOCK_SH)  # a sweep holds it exclusively only while it moves the folder away
+        now = os.lstat(folder / IN_USE)
+        if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+            raise OSError("swept")
+    except OSError:
         os.close(fd)
         return False
     _HELD[key] = fd
@@ -142,9 +153,10 @@ def _sweep(root: Path) -> None:
 
 def _remove_unheld(folder: Path) -> None:
     """Remove ``folder`` unless a live process holds it (``_hold``): under an exclusive lock on its
-    in-use file, so that no process takes hold while it goes."""
+    in-use file it is moved to a name of its own (a process that looks it up then finds none and
+    makes a new one; one that took the old file finds it is not the one at the name), then removed."""
     try:
-        fd = os.open(folder / IN_USE, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = os.open(folder / IN_USE, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
     except OSError:  # gone already, or a link planted there: left alone
         return
     try:
@@ -152,9 +164,14 @@ def _remove_unheld(folder: Path) -> None:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:  # a live process works in it
             return
-        shutil.rmtree(folder, ignore_errors=True)
+        doomed = folder.parent / f"{PREFIX}swept-{os.urandom(8).hex()}"  # ownerless: a later sweep ends it
+        try:
+            os.rename(folder, doomed)
+        except OSError:
+            return
     finally:
         os.close(fd)
+    shutil.rmtree(doomed, ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:

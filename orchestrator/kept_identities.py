@@ -48,6 +48,8 @@ class KeptIdentities:
         self._session: Any = None  # the Ray instance and job the holder lives in (a local Ray ends with each round)
         self._sent = 0  # bytes of the file the holder has
         self._full = False  # the holder took no more (its bound)
+        self._stale = False  # a call to the holder failed: what it holds is asked again
+        self._gave_up: Any = None  # the Ray instance whose holder failed twice: not asked again
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW
                            | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)  # a FIFO there: no wait
         st = os.fstat(self._fd)
@@ -107,28 +109,42 @@ class KeptIdentities:
         instance starts and stops with each round), waiting until it has it, so that an attempt
         handed out after a line was written can read it, as from the file. Asked before each
         attempt is handed out and after each line written; costs a look at the session when
-        nothing is new. A holder that fails is made again once; a Ray in trouble leaves the
-        workers knowing less, never ends the build (their verdicts change no byte)."""
+        nothing is new. After a failed call the holder is asked what it holds, once; after a second
+        failure this Ray instance's holder is left be: a Ray in trouble leaves the workers knowing
+        less and never ends or stalls the build (their verdicts change no byte)."""
         if self._ray_name is None or self._full:
             return
         import ray
 
-        if not ray.is_initialized():
+        try:
+            if not ray.is_initialized():
+                return
+            context = ray.get_runtime_context()
+            session = (context.gcs_address, context.get_node_id(), context.get_job_id())  # a job id alone recurs
+        except Exception:  # noqa: BLE001 - a Ray client whose connection dropped: the workers learn less
             return
-        context = ray.get_runtime_context()
-        session = (context.gcs_address, context.get_node_id(), context.get_job_id())  # a job id alone recurs
-        if self._holder is not None and session == self._session and self._sent == self._written:
+        if session == self._gave_up or (self._holder is not None and session == self._session
+                                        and self._sent == self._written):
             return
         for _ in range(2):
             try:
                 if self._holder is None or session != self._session:
                     holder = ray.remote(num_cpus=0)(Holder)
                     self._holder = holder.options(name=self._ray_name, get_if_exists=True).remote(MAX_BYTES)
-                    self._session, self._sent = session, 0
+                    self._session, self._stale = session, True
+                if self._stale:  # a new holder, or a call that timed out and may have landed: it says what it holds
+                    self._sent = ray.get(self._holder.size.remote(), timeout=HOLDER_SECONDS)
+                    self._stale = False
+                    if self._sent > self._written:  # not this file's copy: nothing more is sent
+                        self._full = True
+                        return
                 self._send(ray)
                 return
-            except Exception:  # noqa: BLE001 - the holder died, a node was lost: made again once
+            except ray.exceptions.RayActorError:  # it died (a node lost): a new one next
                 self._holder = None
+            except Exception:  # noqa: BLE001 - slow or unreachable: its handle is kept (dropping it may end it)
+                self._stale = True
+        self._gave_up = session  # no more waits on this Ray instance: the workers learn less, the bytes stay
 
     def _send(self, ray: Any) -> None:
         fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -186,6 +202,9 @@ class Holder:
             return False
         self.data += data
         return True
+
+    def size(self) -> int:
+        return len(self.data)
 
     def since(self, offset: int) -> tuple[bytes, int, bytes]:
         """The first line, the bytes held, and up to ``PIECE`` of them from ``offset``."""
