@@ -133,3 +133,28 @@ def test_the_ray_holder_keeps_a_whole_prefix_of_the_file_once_full(tmp_path, mon
     assert repeat_on_ray(name, 9, ["description:2"], []) is None  # it would fit, but after a gap
     ids.close()
     assert name not in ray.util.list_named_actors()
+
+
+def test_a_holder_call_that_timed_out_is_not_sent_twice(tmp_path, monkeypatch):
+    """The first call to a new holder times out (its worker process is slow to start) and lands
+    later: the parent asks what it holds and goes on from there, so the copy is the file once (a
+    copy holding it twice read as broken, and the workers learned nothing more)."""
+    from orchestrator.kept_identities import NAME, KeptIdentities, repeat_on_ray
+
+    real_get, calls = ray.get, []
+
+    def slow_once(ref, timeout=None):
+        calls.append(timeout)
+        return real_get(ref, timeout=0.001 if len(calls) == 1 else timeout)
+
+    ids = KeptIdentities(tmp_path)
+    name = "homer-kept-identities-timeout-test"
+    ids.copy_to_ray(name)
+    monkeypatch.setattr(ray, "get", slow_once)
+    ids.settle({0: {"index": 0, "status": "accepted", "keys": ["description:0"], "words": []}}, lambda i: True, "error")
+    monkeypatch.setattr(ray, "get", real_get)
+    assert len(calls) >= 2  # the first call timed out and the parent asked again
+    _, size, data = ray.get(ray.get_actor(name).since.remote(0))
+    assert data == (tmp_path / NAME).read_bytes() and size == len(data)
+    assert repeat_on_ray(name, 9, ["description:0"], []) == 0
+    ids.close()
