@@ -102,7 +102,7 @@ def _hold(folder: Path) -> bool:
     for other in list(_HELD):  # a process works for one batch at a time: the last one's is let go
         os.close(_HELD.pop(other))
     try:
-        fd = os.open(folder / IN_USE, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+        fd = _open_in_use(folder)
     except OSError:  # gone (swept), a link or a full file system: not held
         return False
     try:
@@ -118,6 +118,11 @@ def _hold(folder: Path) -> bool:
         return False
     _HELD[key] = fd
     return True
+
+
+def _open_in_use(folder: Path) -> int:
+    """The folder's in-use file, made if missing; never through a link, never waiting on a FIFO."""
+    return os.open(folder / IN_USE, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
 
 
 def release_work_folder(folder: Path) -> None:
@@ -156,7 +161,7 @@ def _remove_unheld(folder: Path) -> None:
     in-use file it is moved to a name of its own (a process that looks it up then finds none and
     makes a new one; one that took the old file finds it is not the one at the name), then removed."""
     try:
-        fd = os.open(folder / IN_USE, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+        fd = _open_in_use(folder)
     except OSError:  # gone already, or a link planted there: left alone
         return
     try:

@@ -452,7 +452,6 @@ def run_attempt_carried(config: BuildConfig, index: int, work: str) -> dict[str,
         _ON_RAY = None
 
 
-
 # -- the batch (runs in the parent) ----------------------------------------------------------
 
 

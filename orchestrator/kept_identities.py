@@ -119,8 +119,7 @@ class KeptIdentities:
         try:
             if not ray.is_initialized():
                 return
-            context = ray.get_runtime_context()
-            session = (context.gcs_address, context.get_node_id(), context.get_job_id())  # a job id alone recurs
+            session = _ray_session(ray)
         except Exception:  # noqa: BLE001 - a Ray client whose connection dropped: the workers learn less
             return
         if session == self._gave_up or (self._holder is not None and session == self._session
@@ -170,14 +169,18 @@ class KeptIdentities:
         if self._holder is not None:  # no worker asks it after the rounds: its copy is let go
             import ray
 
-            if ray.is_initialized():
-                context = ray.get_runtime_context()
-                if (context.gcs_address, context.get_node_id(), context.get_job_id()) == self._session:
-                    try:
-                        ray.kill(self._holder)
-                    except Exception:  # noqa: BLE001 - gone already
-                        pass
+            try:
+                if ray.is_initialized() and _ray_session(ray) == self._session:
+                    ray.kill(self._holder)
+            except Exception:  # noqa: BLE001 - gone already, or a Ray client whose connection dropped
+                pass
             self._holder = None
+
+
+def _ray_session(ray: Any) -> tuple[str, str, str]:
+    """The Ray instance and job this process is in (a local instance's job id alone recurs)."""
+    context = ray.get_runtime_context()
+    return context.gcs_address, context.get_node_id(), context.get_job_id()
 
 
 def ray_name(work: str) -> str:
