@@ -489,12 +489,14 @@ class BuildSummary:
     repeats_stopped: int = 0  # duplicates this run found at their drafts (their chats were never written)
 
 
-def unique_accepted(done: dict[int, dict[str, Any]]) -> tuple[list[int], dict[int, int]]:
+def unique_accepted(done: dict[int, dict[str, Any]], strata: Strata) -> tuple[list[int], dict[int, int]]:
     """Accepted attempts in index order without duplicates (the first of each task identity is
-    kept, whatever order workers finished in), and the duplicates with the index they repeat."""
+    kept, whatever order workers finished in), and the duplicates with the index they repeat; an
+    attempt past its app count's quota, given the ones kept below it, is in neither: a build that
+    runs one attempt at a time never runs it, so it may not make a later attempt a repeat."""
     accepted = {i: item for i, item in done.items() if item["status"] in CANDIDATES}
     words = {i: list(item.get("words") or []) for i, item in accepted.items()}
-    return first_of_each([(i, list(item.get("keys") or [])) for i, item in accepted.items()], words)
+    return first_of_each([(i, list(item.get("keys") or [])) for i, item in accepted.items()], words, strata)
 
 
 def _added(done: dict[int, dict[str, Any]], read: int) -> list[tuple[int, dict[str, Any]]]:
@@ -510,10 +512,10 @@ class UniqueSoFar:
     new outcome is put into a :class:`~verifier.duplicates.FirstOfEach` (a build records each
     attempt once; outcomes taken back start it over)."""
 
-    def __init__(self, done: dict[int, dict[str, Any]]) -> None:
-        self.done = done
+    def __init__(self, done: dict[int, dict[str, Any]], strata: Strata | None = None) -> None:
+        self.done, self.strata = done, strata
         self._read = 0  # outcomes put in so far: the first ones of ``done``, which only grows at its end
-        self._firsts = FirstOfEach()
+        self._firsts = FirstOfEach(quotas=strata)
 
     def kept(self) -> list[int]:
         return list(self.firsts().kept)
@@ -523,7 +525,7 @@ class UniqueSoFar:
         ``kept`` and ``dropped``, not to be changed)."""
         done = self.done
         if len(done) < self._read:
-            self._read, self._firsts = 0, FirstOfEach()  # an outcome taken back: start over
+            self._read, self._firsts = 0, FirstOfEach(quotas=self.strata)  # an outcome taken back: start over
         for index, item in _added(done, self._read):
             if item["status"] in CANDIDATES:
                 self._firsts.add(index, item.get("keys") or [], item.get("words") or [])  # held, never changed
@@ -684,7 +686,7 @@ class BuildBatch:
         self._log.record(compact(item))
         self.running.discard(item["index"])
         firsts = self._unique_so_far().firsts()
-        cast(KeptIdentities, self.identities).settle(self.done, lambda index: index not in firsts.dropped, ERROR,
+        cast(KeptIdentities, self.identities).settle(self.done, firsts.is_kept, ERROR,
                                                      self.strata, lambda index: index not in self.running,
                                                      self.max_attempts)
         if self._tally is not None:
@@ -738,9 +740,9 @@ class BuildBatch:
         strata = self.strata
 
         def wanted(index: int) -> bool:
-            """Fewer than its app count's quota accepted below this attempt: it may still be kept
-            (duplicates are looked for only when the plain count says no: the kept ones below it
-            are the accepted ones but those dropped as duplicates, a few)."""
+            """Fewer than its app count's quota kept below this attempt: it may still be kept (the
+            kept ones are looked for only when the plain count says no: they are the accepted ones
+            but those dropped as duplicates or past their quota, a few)."""
             if self._accepted is None or self._accepted.done is not self.done:
                 self._accepted = AcceptedBelow(self.done, strata)
             count = strata.count_of(index)
@@ -748,8 +750,9 @@ class BuildBatch:
             accepted = self._accepted.count(index)
             if accepted < quota:
                 return True
-            repeats = self._unique_so_far().firsts().dropped
-            return accepted - sum(1 for i in repeats if i < index and strata.count_of(i) == count) < quota
+            firsts = self._unique_so_far().firsts()
+            not_kept = itertools.chain(firsts.dropped, firsts.past_quota)
+            return accepted - sum(1 for i in not_kept if i < index and strata.count_of(i) == count) < quota
 
         def handed(index: int) -> bool:
             """``wanted``, noting each attempt it lets a worker have (see ``KeptIdentities.settle``).
@@ -768,7 +771,7 @@ class BuildBatch:
 
     def _unique_so_far(self) -> UniqueSoFar:
         if self._unique is None or self._unique.done is not self.done:
-            self._unique = UniqueSoFar(self.done)
+            self._unique = UniqueSoFar(self.done, self.strata)
         return self._unique
 
     def _kept_unique(self) -> list[int]:
@@ -815,14 +818,15 @@ class KeptTally:
         self.strata, self.keys, self.unique = strata, set(), Counter()
 
     def add(self, index: int, item: dict[str, Any]) -> None:
-        keys = list(item.get("keys") or [])
-        if item.get("status") == "accepted" and not any(key in self.keys for key in keys):
+        keys, count = list(item.get("keys") or []), self.strata.count_of(index)
+        if (item.get("status") == "accepted" and self.unique[count] < self.strata.quota.get(count, 0)
+                and not any(key in self.keys for key in keys)):  # one past its quota: as if never run
             self.keys.update(keys)
-            self.unique[self.strata.count_of(index)] += 1
+            self.unique[count] += 1
 
     @property
     def kept(self) -> int:
-        return sum(min(count, self.strata.quota.get(apps, 0)) for apps, count in self.unique.items())
+        return sum(self.unique.values())
 
 
 def _before_fork(config: BuildConfig, workers: int, executor: str) -> None:

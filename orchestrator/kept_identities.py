@@ -70,7 +70,8 @@ class KeptIdentities:
     def settle(self, done: dict[int, dict[str, Any]], kept: Any, error: str, strata: Any = None,
                idle: Any = None, limit: int = 0) -> None:
         """Write the kept ones among the attempts whose outcomes now make a prefix: ``kept(index)``
-        says whether an accepted attempt is the first of its identity; an outcome with status
+        says whether an accepted attempt is kept (the first of its identity, within its app count's
+        quota: ``verifier.duplicates.FirstOfEach``); an outcome with status
         ``error`` may be run again, so the prefix stops there, as at an attempt with no outcome (one
         still running may yet come first). With ``strata`` (``count_of`` and ``quota``, as
         ``orchestrator.planner.Strata``) and ``idle(index)`` (no worker holds the attempt), an

@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Collection
 from itertools import combinations
-from typing import Any
+from typing import Any, Protocol
 
 from backends.task_record import TaskRecord
 from office_env.evaluation.comparator import as_number
@@ -106,13 +106,14 @@ def alike(words_a: frozenset[str], words_b: Collection[str], threshold: float = 
     return union > 0 and shared >= threshold * union
 
 
-def first_of_each(items: list[tuple[int, list[str]]], near: dict[int, list[str]] | None = None
-                  ) -> tuple[list[int], dict[int, int]]:
+def first_of_each(items: list[tuple[int, list[str]]], near: dict[int, list[str]] | None = None,
+                  quotas: Quotas | None = None) -> tuple[list[int], dict[int, int]]:
     """Given (index, keys) pairs, the indices to keep (the first of each identity, by index) and,
     for every other index, the kept index it duplicates. ``near`` maps an index to its
     ``near_words``: a task whose description is almost that of a kept task of its family is
-    dropped too (found through a :class:`NearIndex`, not by comparing with every kept task)."""
-    firsts = FirstOfEach()
+    dropped too (found through a :class:`NearIndex`, not by comparing with every kept task).
+    ``quotas``: an index past its group's quota is in neither (see :class:`FirstOfEach`)."""
+    firsts = FirstOfEach(quotas=quotas)
     for index, keys in sorted(items):
         firsts.add(index, keys, (near or {}).get(index))
     return list(firsts.kept), dict(firsts.dropped)
@@ -173,22 +174,35 @@ class NearIndex:
         return sorted(key for key in candidates if alike(words, self._sets[key], self.threshold))
 
 
+class Quotas(Protocol):
+    """How many attempts of each group (a build's app counts) may be kept, and each attempt's group."""
+
+    quota: dict[int, int]
+
+    def count_of(self, index: int) -> int: ...
+
+
 class FirstOfEach:
     """:func:`first_of_each` kept up to date as attempts come in, in any order: an attempt after
     every one seen so far costs a look-up of its keys and prefix words; one that comes in before
     some of them takes those back out and puts them in again after it (workers finish nearly in
     order, so that is a few). ``in_order``: attempts come in index order only (a build's workers
     read the kept ones so), so what was put in is not held to be taken back out: about a fifth of
-    the memory."""
+    the memory. ``quotas``: an attempt whose group's quota the kept attempts below it fill takes no
+    part (``past_quota``): a build never runs it when it runs one attempt at a time, so whether
+    parallel workers ran it anyway cannot change which later attempt is a repeat."""
 
-    def __init__(self, in_order: bool = False) -> None:
+    def __init__(self, in_order: bool = False, quotas: Quotas | None = None) -> None:
         self.in_order = in_order
+        self.quotas = quotas
         self._last = -1  # the highest index put in
         self._order: list[tuple[int, list[str], list[str] | None]] = []  # what was put in, by index
         self._seen: dict[str, int] = {}
         self._near: dict[str, NearIndex] = {}
+        self._taken: Counter[int] = Counter()  # per group of ``quotas``, the kept attempts
         self.kept: list[int] = []
         self.dropped: dict[int, int] = {}
+        self.past_quota: set[int] = set()
 
     def add(self, index: int, keys: list[str], words: list[str] | None = None) -> None:
         if self.in_order:
@@ -217,7 +231,15 @@ class FirstOfEach:
             earlier = found[0] if found else None
         return earlier
 
+    def is_kept(self, index: int) -> bool:
+        """Whether attempt ``index``, put in, is kept so far (neither a repeat nor past its quota)."""
+        return index not in self.dropped and index not in self.past_quota
+
     def _do(self, index: int, keys: list[str], words: list[str] | None) -> None:
+        group = self.quotas.count_of(index) if self.quotas is not None else 0
+        if self.quotas is not None and self._taken[group] >= self.quotas.quota.get(group, 0):
+            self.past_quota.add(index)
+            return
         earlier = next((self._seen[k] for k in keys if k in self._seen), None)
         if earlier is None and words:
             near = self._near.get(words[0])
@@ -227,6 +249,7 @@ class FirstOfEach:
             self.dropped[index] = earlier
             return
         self.kept.append(index)
+        self._taken[group] += 1
         for key in keys:
             self._seen[key] = index
         if words:
@@ -235,7 +258,11 @@ class FirstOfEach:
     def _undo(self, index: int, keys: list[str], words: list[str] | None) -> None:
         if self.dropped.pop(index, None) is not None:
             return
+        if index in self.past_quota:
+            self.past_quota.discard(index)
+            return
         self.kept.pop()  # the last kept: items are undone from the last put in
+        self._taken[self.quotas.count_of(index) if self.quotas is not None else 0] -= 1
         for key in keys:
             if self._seen.get(key) == index:
                 del self._seen[key]

@@ -89,7 +89,7 @@ def test_a_repeat_gets_one_line_however_its_attempt_ended():
 def test_a_worker_s_repeat_the_parent_cannot_confirm_is_made_again():
     batch = BuildBatch.__new__(BuildBatch)  # the parent's outcomes so far, nothing else
     batch.done = {0: _attempt(0, "accepted") | {"keys": ["description:a"], "words": ["sheet_total", "a"]}}
-    batch._unique = None
+    batch._unique, batch.strata = None, None
     confirmed = _attempt(7, REPEAT, rounds=0) | {"keys": ["description:a"], "words": ["sheet_total", "a"]}
     assert batch._repeat_checked(dict(confirmed)) == confirmed
     unknown = _attempt(7, REPEAT, rounds=0) | {"keys": ["description:b"], "words": ["sheet_total", "b"]}
@@ -144,3 +144,56 @@ def test_a_repeat_that_crashes_after_its_draft_is_written_as_a_duplicate(tmp_pat
     build(tmp_path / "crashed", 24, CONFIG)
     assert {item["id"] for item in made if "a gate's bug" in item["reason"]} == stopped
     assert folder_bytes(tmp_path / "stopped") == folder_bytes(tmp_path / "crashed")
+
+
+def _kept_indices(out: Path) -> list[int]:
+    return sorted(int(json.loads(line)["id"].split("-")[1]) for line in (out / "index.jsonl").open())
+
+
+def test_attempts_run_past_their_quota_change_no_byte(tmp_path, monkeypatch):
+    """Parallel workers may run an attempt whose app count's quota the outcomes not yet in fill.
+    Accepted as the first of its identity, it once made a later kept task of another app count a
+    repeat, which a build running one attempt at a time (never running it) keeps. Here every
+    attempt a round holds runs, and those a one-process build never ran share an identity with a
+    task it kept: the bytes are still that build's."""
+    config = BuildConfig(seed=11, days=2, utterances_per_day=12)
+    strata = build_module.Strata(config, 12)
+    # two attempts of one app count end early: its quota fills later than the others'
+    failing = [i for i in range(12) if strata.count_of(i) == strata.count_of(1)][:2]
+    shared: set[str] = set()
+    monkeypatch.setattr(build_module, "duplicate_keys",
+                        lambda record: ["shared"] if record.id in shared else [f"own:{record.id}"])
+    monkeypatch.setattr(build_module, "repeat_of", lambda *args: None)  # every attempt is made in full
+    made: list[dict] = []
+    attempt = build_module.run_attempt
+
+    def noted(out, config, job_index, *args, **kwargs):
+        if job_index in failing:
+            made.append({"index": job_index, "id": build_module.task_id(job_index), "status": "dropped",
+                         "family": None, "rounds": 0, "reason": "gate oracle_passes: no"})
+        else:
+            made.append(attempt(out, config, job_index, *args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(build_module, "run_attempt", noted)  # one process: the jobs run here
+    build(tmp_path / "probe", 12, config)
+    ran = {item["index"] for item in made}
+    kept = _kept_indices(tmp_path / "probe")
+    skipped = [i for i in range(max(kept)) if i not in ran]  # past their quotas: a one-process build ran none
+    later = next(i for i in reversed(kept) if any(j < i and strata.count_of(j) != strata.count_of(i) for j in skipped))
+    shared.update(build_module.task_id(i) for i in [*skipped, later] if i <= later)
+    build(tmp_path / "one", 12, config)  # the identities are in the attempts' lines
+    assert _kept_indices(tmp_path / "one") == kept
+
+    def eager(self):
+        def handed(index):  # every attempt of a round runs, as workers that do not know yet would run it
+            self.running.add(index)
+            return True
+        return handed
+
+    made.clear()
+    monkeypatch.setattr(BuildBatch, "_wanted", eager)
+    build(tmp_path / "eager", 12, config)
+    ran_past = {item["index"] for item in made if item["status"] == "accepted"} & set(skipped)
+    assert any(i < later for i in ran_past), (skipped, later, made)
+    assert folder_bytes(tmp_path / "eager") == folder_bytes(tmp_path / "one")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -116,10 +117,15 @@ def test_near_duplicates_name_pairs_and_reasons():
     assert not [p for p in pairs if "d" in p[:2]]
 
 
-def _every_pair_first_of_each(items, near):
-    """The definition, comparing each task with every kept one of its family."""
+def _every_pair_first_of_each(items, near, quotas=None):
+    """The definition, comparing each task with every kept one of its family (with ``quotas``, a
+    task past its group's quota, given those kept below it, is passed over)."""
     seen, kept, dropped, families = {}, [], {}, {}
     for index, keys in sorted(items):
+        if quotas is not None:
+            group = quotas.count_of(index)
+            if sum(1 for i in kept if quotas.count_of(i) == group) >= quotas.quota.get(group, 0):
+                continue
         earlier = next((seen[k] for k in keys if k in seen), None)
         family, *words = near[index]
         if earlier is None:
@@ -131,6 +137,47 @@ def _every_pair_first_of_each(items, near):
         seen.update(dict.fromkeys(keys, index))
         families.setdefault(family, []).append((index, frozenset(words)))
     return kept, dropped
+
+
+class _ThreeGroups:
+    """Quotas of three groups, an index's group its remainder by 3 (as a build's app counts)."""
+
+    def __init__(self, quota):
+        self.quota = quota
+
+    def count_of(self, index):
+        return index % 3
+
+
+def test_an_attempt_past_its_quota_changes_no_verdict_whatever_the_order_outcomes_come_in():
+    """Parallel workers may run an attempt past its group's quota (its quota filled below it by
+    outcomes not yet in); one that repeats nothing would, as a first, make a later attempt of
+    another group a repeat. With quotas it takes no part: the verdicts are those of the
+    definition, and of the outcomes without it (as a build that runs one attempt at a time)."""
+    import random
+
+    rng = random.Random(8)
+    shown = Counter()
+    for _ in range(200):
+        quotas = _ThreeGroups({g: rng.randint(0, 6) for g in range(3)})
+        items, near = [], {}
+        for index in sorted(rng.sample(range(60), rng.randint(1, 40))):
+            items.append((index, [f"k{rng.randint(0, 12)}"] if rng.random() < 0.5 else [f"own{index}"]))
+            near[index] = [rng.choice("ab"), *rng.sample([f"w{i}" for i in range(8)], 6)]
+        expected = _every_pair_first_of_each(items, near, quotas)
+        assert first_of_each(items, near, quotas) == expected
+        arriving = FirstOfEach(quotas=quotas)
+        for index, keys in rng.sample(items, len(items)):
+            arriving.add(index, keys, near[index])
+        assert (arriving.kept, arriving.dropped) == expected
+        live = [item for item in items if item[0] not in arriving.past_quota]
+        assert first_of_each(live, near, quotas) == expected
+        assert all(arriving.is_kept(i) == (i in expected[0]) for i, _ in items)
+        plain_repeats = first_of_each(items, near)[1]  # every attempt taking part: a repeat of one past its quota
+        shown["a live repeat of one past its quota"] += any(plain_repeats.get(i) in arriving.past_quota
+                                                             for i, _ in live)
+        shown["past a quota"] += bool(arriving.past_quota)
+    assert shown["a live repeat of one past its quota"] > 10 and shown["past a quota"] > 100, shown
 
 
 def test_near_duplicates_are_found_by_index_with_the_verdicts_of_comparing_every_pair():
