@@ -8,7 +8,7 @@ import errno
 import os
 import traceback
 from dataclasses import dataclass
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 GRACE_SECONDS = 5.0   # a worker past its budget by this much is killed from outside
 
@@ -49,17 +49,27 @@ class Budget:
         return kind
 
 
+NOTE = "job_note"  # the attribute a job sets on what it raises: plain data the batch is to have with the failure
+
+
 @dataclass(frozen=True)
 class JobFailure:
     """Why a job gave no result: ``kind`` is timeout, memory, crashed or no space (``detail`` then
-    the file that could not be written)."""
+    the file that could not be written). ``note``: what the job had found before it failed, when it
+    said so on the exception (:func:`note_of`; a worker that died says nothing)."""
 
     kind: str
     detail: str
+    note: Any = None
 
     @property
     def reason(self) -> str:
         return f"error: {self.kind} ({self.detail})"
+
+
+def note_of(exc: BaseException) -> Any:
+    """The note a job put on the exception it raised (``NOTE``), or None."""
+    return getattr(exc, NOTE, None)
 
 
 def no_space(exc: BaseException) -> TypeGuard[OSError]:
@@ -71,7 +81,7 @@ def raised(exc: Exception, where: bool = True) -> JobFailure:
     """The failure of a job that raised ``exc``: no space (naming the file), else crashed with the
     exception and, with ``where``, the file and line it came from."""
     if no_space(exc):
-        return JobFailure(NO_SPACE, str(getattr(exc, "filename", "") or ""))
+        return JobFailure(NO_SPACE, str(getattr(exc, "filename", "") or ""), note_of(exc))
     frame = traceback.extract_tb(exc.__traceback__)[-1:] if where else []
     at = f" at {os.path.basename(frame[0].filename)}:{frame[0].lineno}" if frame else ""
-    return JobFailure(CRASHED, f"{type(exc).__name__}: {str(exc)[:300]}{at}")
+    return JobFailure(CRASHED, f"{type(exc).__name__}: {str(exc)[:300]}{at}", note_of(exc))

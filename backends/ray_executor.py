@@ -29,7 +29,17 @@ import time
 from collections import deque
 from typing import Any, Callable, Sequence
 
-from backends.job_contract import CRASHED, GRACE_SECONDS, MEMORY, TIMEOUT, Budget, Interrupted, JobFailure, raised
+from backends.job_contract import (
+    CRASHED,
+    GRACE_SECONDS,
+    MEMORY,
+    TIMEOUT,
+    Budget,
+    Interrupted,
+    JobFailure,
+    note_of,
+    raised,
+)
 
 POLL_SECONDS = 0.2
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -43,11 +53,11 @@ def _run_one(fn: Callable[[Any], Any], job: Any) -> tuple:
     """Inside a Ray worker: the job's result, or why it failed (never raises)."""
     try:
         return ("ok", fn(job))
-    except MemoryError:
-        return ("failed", MEMORY, "out of memory")
+    except MemoryError as exc:
+        return ("failed", MEMORY, "out of memory", note_of(exc))
     except Exception as exc:  # a bug in one job must not end the batch: it is reported
         failure = raised(exc)
-        return ("failed", failure.kind, failure.detail)
+        return ("failed", failure.kind, failure.detail, failure.note)
 
 
 def start(workers: int, address: str | None) -> bool:
@@ -115,7 +125,7 @@ def run_jobs_ray(fn: Callable[[Any], Any], jobs: Sequence[Any], *, workers: int,
                     if message[0] == "ok":
                         on_result(index, message[1])
                     else:
-                        on_failure(index, JobFailure(message[1], message[2]))
+                        on_failure(index, JobFailure(message[1], message[2], message[3]))
                 if budget.seconds:
                     now = time.monotonic()
                     for ref, (index, since) in list(in_flight.items()):

@@ -52,6 +52,7 @@ from backends.job_contract import (  # noqa: F401 - the contract, as callers imp
     BudgetExceeded,
     Interrupted,
     JobFailure,
+    note_of,
     raised,
 )
 from backends.ray_executor import run_jobs_ray
@@ -127,19 +128,19 @@ def _worker(fn: Callable[[Any], Any], jobs: Sequence[Any], conn: Any, budget: Bu
                 message: tuple[Any, ...] = ("ok", index, fn(jobs[index]))
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-        except BudgetExceeded:
-            message = ("failed", index, TIMEOUT, budget.describe(TIMEOUT))
-        except MemoryError:
-            message = ("failed", index, MEMORY, budget.describe(MEMORY))
+        except BudgetExceeded as exc:
+            message = ("failed", index, TIMEOUT, budget.describe(TIMEOUT), note_of(exc))
+        except MemoryError as exc:
+            message = ("failed", index, MEMORY, budget.describe(MEMORY), note_of(exc))
         except Exception as exc:  # a bug in one job must not end the batch: it is reported
             failure = raised(exc)
-            message = ("failed", index, failure.kind, failure.detail)
+            message = ("failed", index, failure.kind, failure.detail, failure.note)
         if _alarm["fired"]:  # the raise was caught on the way (openpyxl's bare ``except:`` re-raises it
-            message = ("failed", index, TIMEOUT, budget.describe(TIMEOUT))  # as TypeError): still a timeout
+            message = ("failed", index, TIMEOUT, budget.describe(TIMEOUT), message[-1])  # as TypeError): a timeout
         try:
             conn.send(message)
         except Exception as exc:  # the result could not be sent (e.g. not picklable)
-            conn.send(("failed", index, CRASHED, f"result not transferable: {type(exc).__name__}"))
+            conn.send(("failed", index, CRASHED, f"result not transferable: {type(exc).__name__}", None))
 
 
 # -- in the parent -----------------------------------------------------------------------------
@@ -332,7 +333,7 @@ def _collect(slot: _Slot, readable: bool, slots: list[_Slot], respawn: tuple[Any
             if message[0] == "ok":
                 on_result(index, message[2])
             else:
-                on_failure(index, JobFailure(message[2], message[3]))
+                on_failure(index, JobFailure(message[2], message[3], message[4]))
             return 1
     budget = respawn[3]
     failure = _stuck(slot, budget)
@@ -362,9 +363,9 @@ def _run_here(fn: Callable[[Any], Any], jobs: Sequence[Any], on_result: Callable
                 continue
             try:
                 result = fn(job)
-            except MemoryError:
+            except MemoryError as exc:
                 reported += 1
-                on_failure(index, JobFailure(MEMORY, "out of memory"))
+                on_failure(index, JobFailure(MEMORY, "out of memory", note_of(exc)))
             except Exception as exc:  # reported like a worker's failure: the batch goes on
                 reported += 1
                 on_failure(index, raised(exc, where=False))

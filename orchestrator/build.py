@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, cast
 from pydantic import ValidationError
 
 from backends.batch import Round, finish_folder, run_batch
-from backends.job_contract import CRASHED, raised
+from backends.job_contract import CRASHED, NOTE, raised
 from backends.llm.usage import COUNTERS
 from backends.scratch import node_work_folder
 from backends.task_record import TaskRecord, record_error, typed_records
@@ -371,13 +371,15 @@ def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[st
     _JOB_USAGE[job.task_id] = before = _usage_now(config)
     try:
         summary = _attempt(job, config, before)
-    except Exception as exc:
-        failure = raised(exc)
-        if job.task_id not in _DRAFTED or isinstance(exc, MemoryError) or failure.kind != CRASHED:
-            raise  # as the worker reports it: no draft to name, or a failure the batch treats apart
-        # after its draft, a crash is written as the parent would write it, with the draft's identity:
-        # a repeat of a kept task is a duplicate however it ended (stopped at its draft, or not)
-        summary = failed_attempt(index, failure, llm=config.backend == "llm")
+    except BaseException as exc:
+        # after its draft, an attempt's failure carries the draft's identity: a repeat of a kept task
+        # is a duplicate however it ended (stopped at its draft, or not)
+        failure = raised(exc) if isinstance(exc, Exception) and not isinstance(exc, MemoryError) else None
+        if job.task_id not in _DRAFTED or failure is None or failure.kind != CRASHED:
+            if job.task_id in _DRAFTED and not isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                setattr(exc, NOTE, _DRAFTED[job.task_id])  # out of time or memory: the batch reports it
+            raise
+        summary = failed_attempt(index, failure, llm=config.backend == "llm")  # as the parent writes it
     finally:
         _JOB_USAGE.pop(job.task_id, None)
         drafted = _DRAFTED.pop(job.task_id, None)
@@ -427,6 +429,14 @@ def with_draft(summary: dict[str, Any], drafted: tuple[list[str], list[str], str
     else:
         summary[DRAFTED] = {"keys": keys, "words": words, "family": family, "app_count": app_count}
     return summary
+
+
+def _draft_note(note: Any) -> tuple[list[str], list[str], str, int] | None:
+    """The draft identity a failed job noted (``run_attempt``), if it has that shape."""
+    if (isinstance(note, (tuple, list)) and len(note) == 4 and all(isinstance(part, list) for part in note[:2])
+            and isinstance(note[2], str) and isinstance(note[3], int)):
+        return list(note[0]), list(note[1]), note[2], note[3]
+    return None
 
 
 def kept_figures(record: TaskRecord, plain: dict[str, Any] | None = None) -> tuple[str, str, bytes]:
@@ -621,7 +631,6 @@ class BuildBatch:
         self.on_progress, self.on_outcome = on_progress, on_outcome
         self.figures: FigureLog | None = None  # per accepted attempt, its card figures and index line
         self.identities: KeptIdentities | None = None
-        self.repeats_stopped = 0  # repeats the workers found at their drafts
         self.texts: TextTally | None = None  # per accepted attempt, its texts' rows (verifier.text_tally)
         self.next_index = 0
         self.running: set[int] = set()  # attempts handed to a worker whose outcomes have not come
@@ -676,7 +685,6 @@ class BuildBatch:
     def _record(self, item: dict[str, Any]) -> None:
         if item["status"] == REPEAT:
             item = self._repeat_checked(item)
-            self.repeats_stopped += item["status"] == REPEAT
         found = item.pop(FIGURES, None)
         figures = cast(FigureLog, self.figures)  # log() made it
         if found is not None and item["index"] not in figures:
@@ -707,7 +715,8 @@ class BuildBatch:
         self._seen(0, item)
 
     def failed(self, index: int, failure: JobFailure) -> dict[str, Any]:
-        return failed_attempt(index, failure, llm=self.llm)
+        """A job that gave no result; with the identity of its draft when it had one (``run_attempt``)."""
+        return with_draft(failed_attempt(index, failure, llm=self.llm), _draft_note(failure.note))
 
     def next_round(self, work: str | None) -> Round | None:
         strata, done = self.strata, self.done
@@ -794,7 +803,7 @@ class BuildBatch:
         figures = self.figures if self.figures is not None else FigureLog(self.out / dataset.WORK)
         try:
             firsts = self._unique_so_far().firsts()  # kept up to date as outcomes came: not worked out again
-            summary = BuildSummary(self.out, repeats_stopped=self.repeats_stopped)
+            summary = BuildSummary(self.out)
             return _finalize(self.out, self.n, self.config, self.done, summary,
                              (list(firsts.kept), repeats(self.done, firsts)), figures, texts)
         finally:
@@ -958,6 +967,7 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
               texts: TextTally) -> BuildSummary:
     """The dataset's last files from the outcomes; ``firsts``: :func:`unique_accepted` of them."""
     accepted, duplicates = firsts
+    stopped = {index for index, item in done.items() if item["status"] == REPEAT}  # a resume makes its own again
     for index, original in duplicates.items():
         done[index] = repeat_line(done[index], original, done[original])
     for index, item in done.items():
@@ -972,7 +982,8 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
             shutil.rmtree(folder, ignore_errors=True) if folder.is_dir() else folder.unlink(missing_ok=True)
     last = keep[-1] if keep else max(done, default=-1)
     filled = strata.filled(keep)  # an attempt after its app count's quota filled is not one the build needed
-    considered = [done[i] for i in sorted(done) if (i <= last and strata.is_open(i, filled)) or not keep]
+    needed = [i for i in sorted(done) if (i <= last and strata.is_open(i, filled)) or not keep]
+    considered = [done[i] for i in needed]
     drops = Counter(drop_category(item["reason"]) for item in considered if item["status"] not in ("accepted", ERROR))
     build_info = {"config": config.to_dict(), "config_hash": config_hash(config), "generator": GENERATOR_VERSION,
                   "tasks_per_world": tasks_per_world(config), "status": "complete" if len(keep) >= n and not any(
@@ -985,6 +996,7 @@ def _finalize(out: Path, n: int, config: BuildConfig, done: dict[int, dict[str, 
     index_text, stats = _kept_sums(out, keep, done, figures, texts)
     finish_dataset(out, considered, index_text, render_card(stats, build_info), build_info)
     summary.accepted, summary.attempts, summary.drops = len(keep), len(considered), drops
+    summary.repeats_stopped = sum(1 for i in needed if i in stopped)  # one past its quota or the end: not a drop
     summary.reasons = [str(item.get("reason") or "") for item in considered if item["status"] != "accepted"]
     summary.gameability = stats["gameability"]
     return summary

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import orchestrator.build as build_module
+from backends.job_contract import Budget, BudgetExceeded
 from orchestrator.build import DRAFTED, REPEAT, BuildBatch, build, repeat_line, repeats, with_draft
 from orchestrator.roles import BuildConfig
 from verifier.duplicates import FirstOfEach
@@ -117,9 +118,11 @@ def test_a_draft_the_record_s_types_refuse_goes_on_to_the_schema_gate(tmp_path):
     assert build_module._DRAFTED.pop("neo-00009")[2:] == ("sheet_total", 1)
 
 
-def test_a_repeat_that_crashes_after_its_draft_is_written_as_a_duplicate(tmp_path, monkeypatch):
-    """Stopped at its draft or crashed after it, a repeat gets the same line: the bytes do not
-    depend on whether a worker knew of the task it repeats."""
+@pytest.mark.parametrize("ending", ["crash", "timeout", "memory"])
+def test_a_repeat_that_fails_after_its_draft_is_written_as_a_duplicate(tmp_path, monkeypatch, ending):
+    """Stopped at its draft, or failed after it (a crash; its time or memory budget, which the
+    worker reports with the draft's identity), a repeat gets the same line: the bytes do not depend
+    on whether a worker knew of the task it repeats."""
     made: list[dict] = []
     attempt = build_module.run_attempt
 
@@ -131,19 +134,23 @@ def test_a_repeat_that_crashes_after_its_draft_is_written_as_a_duplicate(tmp_pat
     build(tmp_path / "stopped", 24, CONFIG)
     stopped = {item["id"] for item in made if item["status"] == REPEAT}
     assert stopped
-    gates = build_module.run_gates
+    monkeypatch.setattr(build_module, "run_attempt", attempt)
+    gates, failed = build_module.run_gates, tmp_path / "failed.txt"
+    raising = {"crash": RuntimeError("a gate's bug"), "timeout": BudgetExceeded(), "memory": MemoryError()}[ending]
 
-    def crashing(record, *args, **kwargs):
-        if record.id in stopped:  # after the draft: the chat is written, the gates crash
-            raise RuntimeError("a gate's bug")
+    def failing(record, *args, **kwargs):
+        if record.id in stopped:  # after the draft: the chat is written, the gates fail
+            with failed.open("a") as notes:  # (in a worker process: noted in a file)
+                notes.write(record.id + "\n")
+            raise raising
         return gates(record, *args, **kwargs)
 
     monkeypatch.setattr(build_module, "repeat_of", lambda *args: None)  # a worker that never finds one
-    monkeypatch.setattr(build_module, "run_gates", crashing)
-    made.clear()
-    build(tmp_path / "crashed", 24, CONFIG)
-    assert {item["id"] for item in made if "a gate's bug" in item["reason"]} == stopped
-    assert folder_bytes(tmp_path / "stopped") == folder_bytes(tmp_path / "crashed")
+    monkeypatch.setattr(build_module, "run_gates", failing)
+    # a budget runs the attempts in a worker process, which reports a timeout or running out of memory
+    build(tmp_path / "failed", 24, CONFIG, budget=None if ending == "crash" else Budget(seconds=3600))
+    assert set(failed.read_text().split()) == stopped
+    assert folder_bytes(tmp_path / "stopped") == folder_bytes(tmp_path / "failed")
 
 
 def _kept_indices(out: Path) -> list[int]:
