@@ -722,8 +722,9 @@ class BuildBatch:
         strata, done = self.strata, self.done
         kept = self.accepted_indices()
         gap = strata.first_open(done, kept, self.max_attempts)
-        # only kept attempts below the first open one are surely kept (see first_open)
-        if not (sum(1 for i in kept if i < gap) < self.n and self.next_index < self.max_attempts):
+        # only kept attempts below the first open one are surely kept (see first_open); an attempt
+        # the last round refused (its quota looked filled) may have reopened below where it stopped
+        if not (sum(1 for i in kept if i < gap) < self.n and gap < self.max_attempts):
             return None
         self.next_index = gap  # a skipped attempt is tried when needed
         # the attempts this round is expected to need; more than that: those past a filled quota are skipped

@@ -162,15 +162,20 @@ def test_attempts_run_past_their_quota_change_no_byte(tmp_path, monkeypatch):
     Accepted as the first of its identity, it once made a later kept task of another app count a
     repeat, which a build running one attempt at a time (never running it) keeps. Here every
     attempt a round holds runs, and those a one-process build never ran share an identity with a
-    task it kept: the bytes are still that build's."""
+    task it kept: the bytes are still that build's (nor do the workers hear of one past its quota:
+    one would stop that task at its draft as a repeat the parent cannot confirm)."""
     config = BuildConfig(seed=11, days=2, utterances_per_day=12)
     strata = build_module.Strata(config, 12)
     # two attempts of one app count end early: its quota fills later than the others'
     failing = [i for i in range(12) if strata.count_of(i) == strata.count_of(1)][:2]
     shared: set[str] = set()
-    monkeypatch.setattr(build_module, "duplicate_keys",
-                        lambda record: ["shared"] if record.id in shared else [f"own:{record.id}"])
-    monkeypatch.setattr(build_module, "repeat_of", lambda *args: None)  # every attempt is made in full
+
+    def keys(task: str) -> list[str]:
+        return ["shared"] if task in shared else [f"own:{task}"]
+
+    identity = build_module.draft_identity  # a worker's keys (its draft's) and the parent's (its record's) alike
+    monkeypatch.setattr(build_module, "draft_identity", lambda job, draft: (keys(job.task_id), identity(job, draft)[1]))
+    monkeypatch.setattr(build_module, "duplicate_keys", lambda record: keys(record.id))
     made: list[dict] = []
     attempt = build_module.run_attempt
 
@@ -193,8 +198,8 @@ def test_attempts_run_past_their_quota_change_no_byte(tmp_path, monkeypatch):
     assert _kept_indices(tmp_path / "one") == kept
 
     def eager(self):
-        def handed(index):  # every attempt of a round runs, as workers that do not know yet would run it
-            self.running.add(index)
+        def handed(index):  # every attempt of a round runs, as workers that do not know yet would run it,
+            self.running.update(range(index, index + 4))  # and the next ones are held by other workers
             return True
         return handed
 

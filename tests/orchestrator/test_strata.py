@@ -77,7 +77,7 @@ def test_each_app_count_gets_four_attempts_per_task_plus_twenty():
     assert sum(1 for i in range(one.max_attempts()) if one.count_of(i) == count) == 24
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", [0, 1, 2, 4, 22, 36])  # 4, 22 and 36: an attempt past its quota matters
 def test_whether_an_attempt_is_wanted_kept_up_to_date_is_the_count_over_every_outcome(seed, tmp_path):
     """A build asks, before each attempt starts, whether its app count's quota may still take it;
     the answer, kept up to date as outcomes arrive (out of index order, repeats of earlier tasks,

@@ -166,9 +166,11 @@ def test_an_attempt_past_its_quota_changes_no_verdict_whatever_the_order_outcome
             near[index] = [rng.choice("ab"), *rng.sample([f"w{i}" for i in range(8)], 6)]
         expected = _every_pair_first_of_each(items, near, quotas)
         assert first_of_each(items, near, quotas) == expected
-        arriving = FirstOfEach(quotas=quotas)
-        for index, keys in rng.sample(items, len(items)):
+        arriving, come = FirstOfEach(quotas=quotas), []
+        for index, keys in rng.sample(items, len(items)):  # as the parent reads it: after each outcome
             arriving.add(index, keys, near[index])
+            come.append((index, keys))
+            assert (arriving.kept, arriving.dropped) == _every_pair_first_of_each(come, near, quotas)
         assert (arriving.kept, arriving.dropped) == expected
         live = [item for item in items if item[0] not in arriving.past_quota]
         assert first_of_each(live, near, quotas) == expected
