@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import io
+import re
+import zipfile
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
@@ -21,7 +23,7 @@ from docx.oxml.ns import qn
 from lxml import etree
 
 from office_env.errors import CorruptFileError
-from office_env.formats.built import remembered
+from office_env.formats.built import Kept, key_part, remembered
 from office_env.formats.ooxml import DEFAULT_STAMP, open_package, read_member, reproducible_zip, stored_copy
 from office_env.formats.read_cache import cached_read
 
@@ -156,6 +158,9 @@ def to_bytes(document: DocumentObject, stamp: datetime | None = None) -> bytes:
 def written(text: str, stamp: datetime | None = None) -> bytes:
     """A new document whose paragraphs are the lines of ``text`` (an empty text: one empty
     paragraph), as the word tool writes it."""
+    fast = _spliced(text, stamp)
+    if fast is not None:
+        return fast
     document = new_document(stamp)
     add_paragraphs(document, text)
     return to_bytes(document, stamp)
@@ -163,7 +168,68 @@ def written(text: str, stamp: datetime | None = None) -> bytes:
 
 def build(text: str, stamp: datetime | None = None) -> bytes:
     """A new document holding ``text`` (empty text gives an empty document)."""
+    if not text:
+        return _empty(stamp)
+    fast = _spliced(text, stamp)
+    if fast is not None:
+        return fast
     document = new_document(stamp)
-    if text:
-        add_paragraphs(document, text)
+    add_paragraphs(document, text)
     return to_bytes(document, stamp)
+
+
+# -- new documents without python-docx's object model ------------------------------------------
+#
+# A new document differs from the empty one of its stamp in its body's paragraphs alone, and a
+# paragraph of plain text is a fixed piece of XML: the parts of the empty document are kept per
+# stamp, and a document is its paragraphs spliced in before the section properties, zipped as
+# ``to_bytes`` zips (the same bytes; tests/office_env compare the two ways). A text with a tab, a
+# carriage return or a character XML cannot hold takes python-docx's way (runs of several
+# pieces, or its error).
+
+_DOCUMENT_PART = "word/document.xml"
+_PLAIN_TEXT_RE = re.compile(r"[^\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff\n]")
+_HEADING = '<w:pPr><w:pStyle w:val="Heading1"/></w:pPr>'
+_SECTION = b"<w:sectPr"
+_EMPTY: Kept[tuple[bytes, tuple[tuple[str, bytes], ...]]] = Kept(8)
+
+
+def _empty(stamp: datetime | None) -> bytes:
+    return _empty_parts(stamp)[0]
+
+
+def _empty_parts(stamp: datetime | None) -> tuple[bytes, tuple[tuple[str, bytes], ...]]:
+    """The empty document of ``stamp``: its bytes and its parts (name, bytes) in the zip's order."""
+    def make() -> tuple[bytes, tuple[tuple[str, bytes], ...]]:
+        data = to_bytes(new_document(stamp), stamp)
+        with zipfile.ZipFile(io.BytesIO(data)) as package:
+            return data, tuple((info.filename, package.read(info)) for info in package.infolist())
+    return _EMPTY.get(key_part(stamp), make)
+
+
+def _paragraph_xml(line: str) -> str:
+    """``add_paragraphs``' paragraph for one line of plain text, as lxml writes it."""
+    head = ""
+    if line.startswith("# "):
+        line, head = line[2:], _HEADING
+    if not line:
+        return f"<w:p>{head}</w:p>" if head else "<w:p/>"
+    space = ' xml:space="preserve"' if len(line.strip()) < len(line) else ""
+    text = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return f"<w:p>{head}<w:r><w:t{space}>{text}</w:t></w:r></w:p>"
+
+
+def _spliced(text: str, stamp: datetime | None) -> bytes | None:
+    """The document ``add_paragraphs`` makes of ``text``, or None for a text it must make itself."""
+    if _PLAIN_TEXT_RE.search(text):
+        return None
+    parts = _empty_parts(stamp)[1]
+    body = "".join(_paragraph_xml(line) for line in text.split("\n")).encode("utf-8")
+    buffer = io.BytesIO()
+    with reproducible_zip(stamp), zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as package:
+        for name, data in parts:
+            if name == _DOCUMENT_PART:
+                at = data.rindex(_SECTION)
+                data = data[:at] + body + data[at:]
+            package.writestr(name, data)
+    return buffer.getvalue()

@@ -121,6 +121,27 @@ def test_docx_core_properties_use_the_stamp(tmp_path):
     assert props.author == "homeragents"
 
 
+@pytest.mark.parametrize("text", [
+    "", "x", "# Title\nBody", "# \n\n", "  lead and trail \nA & B < C > D \"q\" 'a'", "\u00a0nbsp\u2003", "é € 中 \U0001F600",
+    "tab\there", "carriage\rreturn", "# Heading\twith tab", "\x85next line\x7f", "\n".join(f"line {i}" for i in range(50)),
+])
+@pytest.mark.parametrize("stamp", [None, NOW, datetime(2025, 1, 2, 9, 0, tzinfo=timezone(timedelta(hours=2)))])
+def test_new_documents_are_the_bytes_python_docx_writes(text, stamp):
+    """The paragraphs spliced into a kept empty document give python-docx's own bytes."""
+    document = docx_io.new_document(stamp)
+    docx_io.add_paragraphs(document, text)
+    assert docx_io.written.__wrapped__(text, stamp) == docx_io.to_bytes(document, stamp)
+    if text:
+        assert docx_io.build(text, stamp) == docx_io.to_bytes(document, stamp)
+    else:
+        assert docx_io.build(text, stamp) == docx_io.to_bytes(docx_io.new_document(stamp), stamp)
+
+
+def test_new_documents_refuse_what_xml_cannot_hold_as_python_docx_does():
+    with pytest.raises(ValueError):
+        docx_io.written.__wrapped__("bell\x07", NOW)
+
+
 def test_new_documents_use_a_trimmed_template_whose_style_references_all_resolve(tmp_path):
     data = docx_io.build("# Title\nBody", NOW)
     package = zipfile.ZipFile(io.BytesIO(data))
