@@ -183,12 +183,13 @@ def build(text: str, stamp: datetime | None = None) -> bytes:
 # A new document differs from the empty one of its stamp in its body's paragraphs alone, and a
 # paragraph of plain text is a fixed piece of XML: the parts of the empty document are kept per
 # stamp, and a document is its paragraphs spliced in before the section properties, zipped as
-# ``to_bytes`` zips (the same bytes; tests/office_env compare the two ways). A text with a tab, a
-# carriage return or a character XML cannot hold takes python-docx's way (runs of several
-# pieces, or its error).
+# ``to_bytes`` zips (the same bytes; tests/office_env compare the two ways). A text with a
+# character XML cannot hold takes python-docx's way (its error).
 
 _DOCUMENT_PART = "word/document.xml"
-_PLAIN_TEXT_RE = re.compile(r"[^\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff\n]")
+_PLAIN_TEXT_RE = re.compile(r"[^\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff\n\t\r]")
+_RUN_BREAKS = {"\t": "<w:tab/>", "\r": "<w:br/>"}
+_RUN_BREAK_RE = re.compile(r"([\t\r])")
 _HEADING = '<w:pPr><w:pStyle w:val="Heading1"/></w:pPr>'
 _SECTION = b"<w:sectPr"
 _EMPTY: Kept[tuple[bytes, tuple[tuple[str, bytes], ...]]] = Kept(8)
@@ -214,9 +215,19 @@ def _paragraph_xml(line: str) -> str:
         line, head = line[2:], _HEADING
     if not line:
         return f"<w:p>{head}</w:p>" if head else "<w:p/>"
-    space = ' xml:space="preserve"' if len(line.strip()) < len(line) else ""
-    text = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return f"<w:p>{head}<w:r><w:t{space}>{text}</w:t></w:r></w:p>"
+    run = "".join(_run_piece(piece) for piece in _RUN_BREAK_RE.split(line))
+    return f"<w:p>{head}<w:r>{run}</w:r></w:p>"
+
+
+def _run_piece(piece: str) -> str:
+    """A tab, a carriage return (a break) or a stretch of text between them, as python-docx writes it."""
+    if piece in _RUN_BREAKS:
+        return _RUN_BREAKS[piece]
+    if not piece:
+        return ""
+    space = ' xml:space="preserve"' if len(piece.strip()) < len(piece) else ""
+    text = piece.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return f"<w:t{space}>{text}</w:t>"
 
 
 def _spliced(text: str, stamp: datetime | None) -> bytes | None:

@@ -123,7 +123,8 @@ def test_docx_core_properties_use_the_stamp(tmp_path):
 
 @pytest.mark.parametrize("text", [
     "", "x", "# Title\nBody", "# \n\n", "  lead and trail \nA & B < C > D \"q\" 'a'", "\u00a0nbsp\u2003", "é € 中 \U0001F600",
-    "tab\there", "carriage\rreturn", "# Heading\twith tab", "\x85next line\x7f", "\n".join(f"line {i}" for i in range(50)),
+    "tab\there", "carriage\rreturn", "# Heading\twith tab", "\t", "a\t\t b \t\r", "\r\r",
+    "\x85next line\x7f", "\n".join(f"line {i}" for i in range(50)),
 ])
 @pytest.mark.parametrize("stamp", [None, NOW, datetime(2025, 1, 2, 9, 0, tzinfo=timezone(timedelta(hours=2)))])
 def test_new_documents_are_the_bytes_python_docx_writes(text, stamp):
