@@ -46,7 +46,7 @@ from generators.session_clock import SessionClock, working_days_before
 from generators.sibling_works import Sibling
 from generators.small_talk import WordingsExhausted
 from generators.spoken_time import is_relative, names_any, said_in, spoken
-from generators.thread_bank import OPENERS, REPLIES, SENTENCE_CUES, Deck, threads
+from generators.thread_bank import OPENERS, REPLIES, SENTENCE_CUES, Decks, threads
 from generators.withheld import withheld_kind, withhold
 from generators.work_names import WorkNames, noun_twice
 from office_env import OfficeError, Workspace, mail_store
@@ -250,7 +250,7 @@ class HistoryWriter:
                               company=company if clean(company) else "", projects=[p for p in projects if clean(p)],
                               files=[f for f in files if clean(f)], avoid=clean, currency=currency,
                               absences=absences, names_day=lambda text, day: names_any(text, self.values, day))
-        self.decks = {key: Deck(entries, rng) for key, entries in threads().lines.items()}
+        self.decks = Decks(threads().lines, rng)
         self.said: set[str] = set()
         # a name for the work of pieces that came without one
         self.abouts: dict[tuple[str, str] | str, str] = {}

@@ -72,6 +72,7 @@ def compile_line(text: str, where: str, allowed: frozenset[str]) -> ThreadLine:
 
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 
 class Deck(Generic[T]):
@@ -100,6 +101,34 @@ class Deck(Generic[T]):
             if result is not None:
                 return result
         return None
+
+
+class Decks(Generic[K, T]):
+    """A :class:`Deck` for each key of ``lines``, made when first asked for: a history draws from
+    a few dozen of the bank's keys, and a deck draws nothing from ``rng`` until it is drawn from."""
+
+    def __init__(self, lines: Mapping[K, Sequence[T]], rng: random.Random) -> None:
+        self._lines = lines
+        self._rng = rng
+        self._made: dict[K, Deck[T]] = {}
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._lines
+
+    def get(self, key: K) -> Deck[T] | None:
+        deck = self._made.get(key)
+        if deck is None:
+            entries = self._lines.get(key)
+            if entries is None:
+                return None
+            deck = self._made[key] = Deck(entries, self._rng)
+        return deck
+
+    def __getitem__(self, key: K) -> Deck[T]:
+        deck = self.get(key)
+        if deck is None:
+            raise KeyError(key)
+        return deck
 
 
 # --------------------------------------------------------------------------------------------
