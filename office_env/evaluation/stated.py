@@ -164,6 +164,8 @@ def candidates(text: str, kind: str, day_first: bool | None = None,
         return _periods(text)
     found: list[tuple[int, int, str]] = []
     for name in sorted({" ".join(n.split()).lower() for n in names if n.strip()}, key=len, reverse=True):
+        if name not in text:  # most names are not in a text: one substring search instead of a pattern's
+            continue
         for m in re.finditer(rf"(?<![\w]){re.escape(name)}(?![\w])", text):
             if not any(a < m.end() and m.start() < b for a, b, _ in found):  # the longest name first
                 found.append((m.start(), m.end(), name))
