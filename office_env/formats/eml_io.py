@@ -178,8 +178,10 @@ def parse(data: bytes, label: str) -> Mail:
 
 def read(path: Path, label: str, st: os.stat_result | None = None) -> Mail:
     """The message at ``path``; ``CorruptFileError`` for one over ``MAX_MAIL_BYTES`` or unparsable.
-    ``st``: its status from a folder listing (see ``read_cache.cached_read``)."""
-    return cached_read("eml", path, lambda: parse(read_bytes(path, label, MAX_MAIL_BYTES), label), st=st)
+    ``st``: its status from a folder listing (see ``read_cache.cached_read``). A message is its bytes'
+    alone, so one delivered again (to the sender's copy, or by the next replay) is parsed once."""
+    return cached_read("eml", path, lambda: parse(read_bytes(path, label, MAX_MAIL_BYTES), label), st=st,
+                       by_content=True)
 
 
 def read_text(path: Path, label: str) -> str:
