@@ -25,7 +25,7 @@ from lxml import etree
 from office_env.errors import CorruptFileError
 from office_env.formats.built import Kept, key_part, remembered
 from office_env.formats.ooxml import DEFAULT_STAMP, open_package, read_member, reproducible_zip, stored_copy
-from office_env.formats.read_cache import cached_read
+from office_env.formats.read_cache import cached_read, remember_content
 
 KIND = "Word (.docx)"
 
@@ -243,4 +243,12 @@ def _spliced(text: str, stamp: datetime | None) -> bytes | None:
                 at = data.rindex(_SECTION)
                 data = data[:at] + body + data[at:]
             package.writestr(name, data)
-    return buffer.getvalue()
+    document = buffer.getvalue()
+    remember_content("docx", document, _text_read_back(text))
+    return document
+
+
+def _text_read_back(text: str) -> str:
+    """What ``read_text`` gives of the document ``_spliced`` makes of ``text``: a heading's line
+    without its mark, a carriage return as the line break it is written as."""
+    return "\n".join((line[2:] if line.startswith("# ") else line).replace("\r", "\n") for line in text.split("\n"))

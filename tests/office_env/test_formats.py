@@ -127,7 +127,7 @@ def test_docx_core_properties_use_the_stamp(tmp_path):
     "\x85next line\x7f", "\n".join(f"line {i}" for i in range(50)),
 ])
 @pytest.mark.parametrize("stamp", [None, NOW, datetime(2025, 1, 2, 9, 0, tzinfo=timezone(timedelta(hours=2)))])
-def test_new_documents_are_the_bytes_python_docx_writes(text, stamp):
+def test_new_documents_are_the_bytes_python_docx_writes(text, stamp, tmp_path):
     """The paragraphs spliced into a kept empty document give python-docx's own bytes."""
     document = docx_io.new_document(stamp)
     docx_io.add_paragraphs(document, text)
@@ -136,6 +136,9 @@ def test_new_documents_are_the_bytes_python_docx_writes(text, stamp):
         assert docx_io.build(text, stamp) == docx_io.to_bytes(document, stamp)
     else:
         assert docx_io.build(text, stamp) == docx_io.to_bytes(docx_io.new_document(stamp), stamp)
+    # what the writer tells the read cache its document reads as is what a reader gets from it
+    path = write(tmp_path, "d.docx", docx_io.to_bytes(document, stamp))
+    assert docx_io._text_read_back(text) == docx_io._read_text(path, "d.docx")
 
 
 def test_new_documents_refuse_what_xml_cannot_hold_as_python_docx_does():
