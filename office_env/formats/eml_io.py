@@ -85,9 +85,10 @@ _POLICY = policy.default.clone(linesep="\n", header_factory=_HeaderClasses())
 
 
 def _parsed(name: str, value: str) -> Any:
-    """An address header as the policy parses it; parsed once per value (the same few people
-    write most mails), since a parsed header is immutable and the message takes it as it is. A
-    value with a line break is refused as the message would refuse it (a header injection)."""
+    """A header as the policy parses it; parsed once per value (the same few people write most
+    mails, a task's replays the same subject on the same day), since a parsed header is immutable
+    and the message takes it as it is. A value with a line break is refused as the message would
+    refuse it (a header injection)."""
     if len(value.splitlines()) > 1:
         raise ValueError("Header values may not contain linefeed or carriage return characters")
     return _header_of(name, value)
@@ -108,8 +109,8 @@ def build(sender: str, recipient: str, subject: str, body: str, when: datetime,
     message["To"] = _parsed("To", address(recipient))
     if cc:
         message["Cc"] = _parsed("Cc", ", ".join(address(c) for c in cc))
-    message["Subject"] = subject
-    message["Date"] = format_datetime(when)
+    message["Subject"] = _parsed("Subject", subject)  # a replay sends the same subject on the same day again
+    message["Date"] = _parsed("Date", format_datetime(when))
     copied = "".join(f"\n{c}" for c in cc)  # no cc: the same id as before cc existed
     digest = hashlib.sha1(f"{sender}\n{recipient}\n{subject}\n{body}\n{when.isoformat()}{copied}".encode()).hexdigest()
     message["Message-ID"] = f"<{digest[:20]}@{MAIL_DOMAIN}>"
