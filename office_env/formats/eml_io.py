@@ -28,7 +28,7 @@ from typing import Any, cast
 
 from office_env.errors import CorruptFileError
 from office_env.formats.bounded import read_bytes
-from office_env.formats.built import remembered
+from office_env.formats.built import Kept, remembered
 from office_env.formats.read_cache import cached_read
 from office_env.formats.text import check_line
 from office_env.limits import MAX_HEADER_CHARS, MAX_MAIL_BYTES
@@ -81,7 +81,28 @@ class _HeaderClasses(HeaderRegistry):
         return made
 
 
-_POLICY = policy.default.clone(linesep="\n", header_factory=_HeaderClasses())
+class _KeptFolds(policy.EmailPolicy):
+    """The default policy, remembering how it folded the headers ``_parsed`` keeps (From, To, Cc,
+    Subject and Date): they are written again message after message, and folding a parsed header
+    cost as much as parsing it. A fold is kept with the header object it folded (which it keeps
+    alive, so no other object takes its id) and the settings it depends on."""
+
+    def fold_binary(self, name: str, value: Any) -> bytes:
+        if name not in _KEPT_HEADERS:
+            return super().fold_binary(name, value)
+        settings = (name, self.max_line_length, self.linesep, self.utf8, self.cte_type)
+        kept = _FOLDS.get(id(value), lambda: (value, {}))
+        if kept[0] is not value:  # not reached while the entry keeps its header alive; kept to be sure
+            return super().fold_binary(name, value)
+        folded = kept[1].get(settings)
+        if folded is None:
+            folded = kept[1][settings] = super().fold_binary(name, value)
+        return folded
+
+
+_KEPT_HEADERS = frozenset({"From", "To", "Cc", "Subject", "Date"})
+_FOLDS: Kept[tuple[Any, dict[tuple, bytes]]] = Kept(512)
+_POLICY = _KeptFolds(linesep="\n", header_factory=_HeaderClasses())
 
 
 def _parsed(name: str, value: str) -> Any:

@@ -368,13 +368,14 @@ def _standard_message(sender, recipient, subject, body, when, cc=()):
 
 
 def test_eml_build_writes_what_the_standard_policy_writes_every_time():
-    """Header classes made once and address headers parsed once change no byte, also for a
-    folded Cc line, non-ASCII text and an address that does not parse."""
+    """Header classes made once, headers parsed once and their folds kept change no byte, also for
+    a folded Cc line, a folded subject, non-ASCII text and an address that does not parse."""
     long_cc = tuple(f"person.number{i}.with.a.long.name@department{i}.example.com" for i in range(8))
     cases = [("alice", "bob", "Budget", "Hello", NOW, ()),
              ("alice", "bob@corp.org", "Budget: Q3 \u2713", "Gr\u00fc\u00dfe,\nthe total is 12,500.", LATER, ("carol",)),
              ("alice", "bob", "Team", "x" * 2000, NOW, long_cc),
-             ("alice", "not an <address", "Odd", "body", NOW, ())]
+             ("alice", "not an <address", "Odd", "body", NOW, ()),
+             ("alice", "bob", "A long subject that folds " * 6, "body", LATER, ())]
     for _ in range(2):  # the second time every header comes from the caches
         for case in cases:
             assert eml_io.build(*case[:5], cc=case[5]) == _standard_message(*case), case[:4]
