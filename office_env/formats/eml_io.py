@@ -66,12 +66,20 @@ def address(user_or_address: str) -> str:
 
 
 class _HeaderClasses(HeaderRegistry):
-    """The standard header registry, making each header name's class once: the standard one
-    makes a new class for every header it parses (most of the cost of writing a message)."""
+    """The standard header registry, making each header name's class once (the standard one makes
+    a new class for every header it parses: most of the cost of writing a message) and each header
+    once per value: a parsed header is immutable, and the message sets the same content headers
+    (its type, its encoding, its MIME version) message after message."""
 
     def __init__(self) -> None:
         super().__init__()
         self._made: dict[str, type] = {}
+        self._headers: Kept[Any] = Kept(512)
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if not isinstance(value, str):
+            return super().__call__(name, value)
+        return self._headers.get((name, value), lambda: super(_HeaderClasses, self).__call__(name, value))
 
     def __getitem__(self, name: str) -> type:
         key = name.lower()
@@ -82,14 +90,12 @@ class _HeaderClasses(HeaderRegistry):
 
 
 class _KeptFolds(policy.EmailPolicy):
-    """The default policy, remembering how it folded the headers ``_parsed`` keeps (From, To, Cc,
-    Subject and Date): they are written again message after message, and folding a parsed header
-    cost as much as parsing it. A fold is kept with the header object it folded (which it keeps
-    alive, so no other object takes its id) and the settings it depends on."""
+    """The default policy, remembering how it folded a header (``_HeaderClasses`` gives the same
+    object for the same value): the same headers are written message after message, and folding a
+    parsed header cost as much as parsing it. A fold is kept with the header object it folded
+    (which it keeps alive, so no other object takes its id) and the settings it depends on."""
 
     def fold_binary(self, name: str, value: Any) -> bytes:
-        if name not in _KEPT_HEADERS:
-            return super().fold_binary(name, value)
         settings = (name, self.max_line_length, self.linesep, self.utf8, self.cte_type)
         kept = _FOLDS.get(id(value), lambda: (value, {}))
         if kept[0] is not value:  # not reached while the entry keeps its header alive; kept to be sure
@@ -100,7 +106,6 @@ class _KeptFolds(policy.EmailPolicy):
         return folded
 
 
-_KEPT_HEADERS = frozenset({"From", "To", "Cc", "Subject", "Date"})
 _FOLDS: Kept[tuple[Any, dict[tuple, bytes]]] = Kept(512)
 _POLICY = _KeptFolds(linesep="\n", header_factory=_HeaderClasses())
 
