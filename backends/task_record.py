@@ -29,9 +29,9 @@ from pydantic import (
     GetJsonSchemaHandler,
     PrivateAttr,
     ValidationError,
-    ValidationInfo,
     field_validator,
 )
+from pydantic.fields import FieldInfo
 from pydantic.json_schema import SkipJsonSchema
 
 from office_env.apps import tool_apps
@@ -90,6 +90,26 @@ def whole(**bounds: int) -> Any:
     return Annotated[int, Field(**bounds), BeforeValidator(_whole)]  # type: ignore[call-overload]  # ge, le only
 
 
+def _refuse_null(cls: type, value: Any) -> Any:
+    if value is None:
+        raise ValueError("may be left out, but not null")
+    return value
+
+
+def _optional_fields(cls: type) -> set[str]:
+    """The fields of ``cls`` (a model class being made, its fields not yet collected) that have a
+    default: its own, found in its body, and those it inherits and does not declare again."""
+    own = cls.__dict__
+    declared = {name for name in own.get("__annotations__", {}) if not name.startswith("_")}
+    names = {name for name in declared if name in own
+             and not (isinstance(own[name], FieldInfo) and own[name].is_required())}
+    for base in cls.__mro__[1:]:
+        if isinstance(base, type) and issubclass(base, BaseModel) and base is not BaseModel:
+            names |= {name for name, field in base.model_fields.items()
+                      if name not in declared and not field.is_required()}
+    return names
+
+
 class _Shape(BaseModel):
     """Strict JSON types (no ``"5"`` for 5), Python's regular expressions (as the schema's
     validator), unknown keys refused, and an optional field absent rather than null."""
@@ -97,14 +117,13 @@ class _Shape(BaseModel):
     model_config = ConfigDict(strict=True, frozen=True, extra="forbid", regex_engine="python-re")
     _nullable: ClassVar[frozenset[str]] = frozenset()
 
-    @field_validator("*", mode="before")
-    @classmethod
-    def _absent_not_null(cls, value: Any, info: ValidationInfo) -> Any:
-        # the field looked up only for a null (looking it up for every value took a third of a parse)
-        if value is None and info.field_name not in cls._nullable \
-                and not cls.model_fields[info.field_name or ""].is_required():
-            raise ValueError("may be left out, but not null")
-        return value
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Refuse null in the fields that may be left out (but ``_nullable``), checked on those
+        alone: a check on every field was a Python call per field of every turn of a record."""
+        super().__init_subclass__(**kwargs)
+        names = _optional_fields(cls) - cls._nullable
+        if names:  # the same name in each class: a subclass's list replaces its parent's
+            setattr(cls, "_absent_not_null", field_validator(*sorted(names), mode="before")(_refuse_null))
 
     def to_dict(self) -> dict[str, Any]:
         """The object as it was read: the fields it had, unknown keys too (JSON types)."""

@@ -156,3 +156,59 @@ def test_an_optional_field_may_be_left_out_but_not_null_unless_null_says_somethi
     assert parse_record({**plain, "provenance": {**plain["provenance"], "model": None}}).provenance.model is None
     with pytest.raises(RecordError, match=r"^user\.name: "):
         parse_record({**plain, "user": {**plain["user"], "name": None}})
+
+
+def _objects(data: dict[str, Any]) -> list[tuple[tuple, type]]:
+    """Where each kind of object stands in the sample record, with its type."""
+    from backends import task_record as t
+    found: list[tuple[tuple, type]] = [((), t.TaskRecord), (("user",), t.User), (("now",), t.Now),
+                                       (("provenance",), t.Provenance), (("dialogue", 0), t.Session),
+                                       (("dialogue", 0, "turns", 0), t.Turn)]
+    for key, kind in (("memory", t.Memory), ("oracle", t.Step), ("misreadings", t.Misreading),
+                      ("computed", t.Computed)):
+        if data.get(key):
+            found.append(((key, 0), kind))
+    memory = data["memory"][0] if data.get("memory") else {}
+    if memory.get("distractors"):
+        found.append((("memory", 0, "distractors", 0), t.Distractor))
+    if memory.get("derived"):
+        found.append((("memory", 0, "derived"), t.Derived))
+    return found
+
+
+def test_null_is_refused_in_every_optional_field_as_a_check_on_every_field_refused_it():
+    """The null check stands on the fields that may be left out (but those that may be null): null
+    in each such field of each object of a record gives the one error it gave when every field was
+    checked; null in a required field fails as any wrong type, and null where null says something passes."""
+    from pydantic import ValidationError
+
+    from backends import task_record as t
+    sample = record()
+    sample["memory"][0].setdefault("derived", {"rule": "days_after", "amount": 2, "anchor": "a", "base": "b"})
+    checked = set()
+    for where, kind in _objects(sample):
+        for name, field in kind.model_fields.items():
+            data = copy.deepcopy(sample)
+            node = data
+            for key in where:
+                node = node[key]
+            node[name] = None
+            try:
+                t.TaskRecord.model_validate(data)
+                errors = []
+            except ValidationError as exc:
+                errors = exc.errors(include_url=False)
+            if name in kind._nullable:
+                assert errors == [], (where, name)
+            elif not field.is_required():
+                refused = [e for e in errors if e["type"] == "value_error"]
+                assert errors[0] == refused[0] and len(refused) == 1, (where, name)  # the one a RecordError names
+                assert refused[0]["msg"] == "Value error, may be left out, but not null" and refused[0]["input"] is None
+                branchless = tuple(part for part in refused[0]["loc"] if not (isinstance(part, str) and "[" in part))
+                assert branchless == (*where, name), (where, name)  # a union's branch (list[Turn]) aside
+                assert all(e["type"] in ("value_error", "none_required") for e in errors), (where, name)
+                checked.add((kind.__name__, name))
+            else:
+                assert errors and all(e["type"] != "value_error" for e in errors), (where, name)
+    assert {("Turn", "evidence"), ("Memory", "derived"), ("TaskRecord", "oracle"), ("User", "email"),
+            ("Provenance", "tokens"), ("Computed", "given")} <= checked
