@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import pickle
 import re
 import zipfile
@@ -28,12 +29,15 @@ import openpyxl.reader.excel
 import openpyxl.writer.excel
 from openpyxl.comments.comment_sheet import CommentSheet
 from openpyxl.compat.strings import safe_string
+from openpyxl.packaging import manifest
+from openpyxl.packaging.manifest import Manifest
 from openpyxl.styles.stylesheet import write_stylesheet
 from openpyxl.utils.cell import range_boundaries
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet._reader import WorksheetReader, _cast_number
 from openpyxl.worksheet._writer import WorksheetWriter
 from openpyxl.worksheet.worksheet import Worksheet
+from openpyxl.xml.functions import tostring
 
 from office_env.errors import CorruptFileError, OfficeError
 from office_env.formats.built import Kept, key_part, remembered
@@ -625,17 +629,76 @@ def _kept_stylesheet(workbook: Workbook) -> Any:
     return _STYLESHEETS.get(key, lambda: write_stylesheet(workbook))
 
 
+MAX_STYLE_KEY = 64 * 1024  # style tables that pickle larger than this make their part every time
+_STYLESHEETS_BY_TABLES: Kept[Any] = Kept(MAX_STYLESHEETS)
+
+
+def _style_tables(workbook: Workbook) -> bytes:
+    """Everything openpyxl's ``write_stylesheet`` reads from a workbook, pickled: tables that pickle
+    alike hold the same values of the same types (``1`` and ``1.0`` pickle apart), so they make the
+    same part. A named style is taken by the parts of it the styles part writes (the style may be
+    bound to its workbook, which is not pickled with it)."""
+    named = [(style.name, style.builtinId, style.hidden, tuple(style._style), style.alignment, style.protection)
+             for style in workbook._named_styles]
+    tables = (list(workbook._fonts), list(workbook._fills), list(workbook._borders),
+              list(workbook._differential_styles.styles), workbook._colors, list(workbook._number_formats),
+              [tuple(style) for style in workbook._cell_styles], list(workbook._alignments),
+              list(workbook._protections), named, workbook._table_styles)
+    return pickle.dumps(tables, pickle.HIGHEST_PROTOCOL)
+
+
+def _stylesheet_by_tables(workbook: Workbook) -> Any:
+    """openpyxl's styles part of any workbook, made once per style tables (:func:`_style_tables`):
+    a task's edits of one workbook save the same tables again. The part is only serialised, never
+    changed, by the save that takes it."""
+    key = _style_tables(workbook)
+    if len(key) > MAX_STYLE_KEY:
+        return write_stylesheet(workbook)
+    return _STYLESHEETS_BY_TABLES.get(key, lambda: write_stylesheet(workbook))
+
+
+MAX_MANIFESTS = 16
+_MANIFESTS: Kept[bytes] = Kept(MAX_MANIFESTS)
+
+
+_MANIFEST_WRITE = Manifest._write  # openpyxl's own
+
+
+def _kept_manifest_write(self: Manifest, archive: zipfile.ZipFile, workbook: Workbook) -> None:
+    """openpyxl's ``Manifest._write``, its ``[Content_Types].xml`` made once per list of parts: its
+    entries are the parts registered with it and the content type of each part's extension (in
+    openpyxl's own table), so a save of a workbook with the same parts writes the same bytes. A
+    workbook keeping macros reads more and is made anew."""
+    if workbook.vba_archive:
+        _MANIFEST_WRITE(self, archive, workbook)
+        return
+    self.append(workbook)
+    names = tuple(archive.namelist())
+    exts = {os.path.splitext(name)[-1] for name in names} | {os.path.splitext(o.PartName)[-1] for o in self.Override}
+    key = (tuple((d.Extension, d.ContentType) for d in self.Default),
+           tuple((o.PartName, o.ContentType) for o in self.Override), names,
+           tuple((ext, manifest.mimetypes.types_map[True].get(ext)) for ext in sorted(exts)))
+
+    def make() -> bytes:
+        self._register_mimetypes(filenames=names)
+        return tostring(self.to_tree())
+
+    archive.writestr(self.path, _MANIFESTS.get(key, make))
+
+
 def _save(workbook: Workbook, stamp: datetime | None, *, new_styles: bool) -> bytes:
     """The workbook's bytes; ``new_styles``: its style tables are a new workbook's but for cell
-    styles and number formats (as :func:`build` makes it), so its styles part may be a kept one."""
+    styles and number formats (as :func:`build` makes it), so its styles part may be kept by those
+    two alone; any other's is kept by its full style tables."""
     buffer = io.BytesIO()
     with reproducible_zip(stamp):  # holds the lock that serialises saves, so the swaps below are this save's
         openpyxl.writer.excel.WorksheetWriter = _SheetInMemory  # swapped back below
-        if new_styles:
-            openpyxl.writer.excel.write_stylesheet = _kept_stylesheet  # swapped back below
+        openpyxl.writer.excel.write_stylesheet = _kept_stylesheet if new_styles else _stylesheet_by_tables
+        Manifest._write = _kept_manifest_write  # swapped back below
         try:
             workbook.save(buffer)
         finally:
             openpyxl.writer.excel.WorksheetWriter = WorksheetWriter  # openpyxl's own
             openpyxl.writer.excel.write_stylesheet = write_stylesheet  # openpyxl's own
+            Manifest._write = _MANIFEST_WRITE  # openpyxl's own
     return buffer.getvalue()

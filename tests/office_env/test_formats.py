@@ -8,6 +8,7 @@ import time
 import zipfile
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import docx
 import docx.table
@@ -555,6 +556,84 @@ def test_a_built_workbook_has_the_bytes_of_one_openpyxl_makes_and_saves():
     first = xlsx_io.new_workbook("A")
     first.active.cell(1, 1).value = "taken"
     assert xlsx_io.new_workbook("B").active._cells == {}
+
+
+def _styled_workbooks() -> list[tuple[str, Any]]:
+    """Makers of workbooks whose style tables and parts differ in one thing each: fonts of sizes
+    Python holds equal, fills, borders, alignments, protections, a named style, number formats, a
+    comment (a part of another extension), a second sheet, a merged range."""
+    from openpyxl.comments import Comment
+    from openpyxl.styles import Alignment, Border, Font, NamedStyle, PatternFill, Protection, Side
+
+    def book(change) -> Any:
+        workbook = xlsx_io.new_workbook("S", NOW)
+        for r, row in enumerate(ROWS, 1):
+            for c, value in enumerate(row, 1):
+                if value is not None:
+                    xlsx_io.set_value(workbook.active, r, c, value)
+        change(workbook)
+        return workbook
+
+    def cell(workbook):
+        return workbook.active.cell(2, 2)
+
+    def named(workbook):
+        style = NamedStyle(name="loud", font=Font(bold=True), alignment=Alignment(horizontal="center"))
+        workbook.add_named_style(style)
+        cell(workbook).style = "loud"
+
+    changes = {
+        "plain": lambda wb: None,
+        "bold": lambda wb: setattr(cell(wb), "font", Font(bold=True)),
+        "size 11": lambda wb: setattr(cell(wb), "font", Font(size=11)),
+        "size 11.0": lambda wb: setattr(cell(wb), "font", Font(size=11.0)),
+        "size 11.5": lambda wb: setattr(cell(wb), "font", Font(size=11.5)),
+        "fill": lambda wb: setattr(cell(wb), "fill", PatternFill("solid", fgColor="FFFF00")),
+        "border": lambda wb: setattr(cell(wb), "border", Border(left=Side(style="thin"))),
+        "alignment": lambda wb: setattr(cell(wb), "alignment", Alignment(wrap_text=True)),
+        "protection": lambda wb: setattr(cell(wb), "protection", Protection(locked=False)),
+        "named": named,
+        "format": lambda wb: setattr(cell(wb), "number_format", "0.00%"),
+        "date": lambda wb: xlsx_io.set_value(wb.active, 5, 1, datetime(2024, 5, 6, 9, 30)),
+        "comment": lambda wb: setattr(cell(wb), "comment", Comment("checked", "ann")),
+        "sheet": lambda wb: wb.create_sheet("T").cell(1, 1, "x"),
+        "merged": lambda wb: wb.active.merge_cells("A6:B6"),
+    }
+    return [(name, lambda change=change: book(change)) for name, change in changes.items()]
+
+
+def test_a_saved_workbook_takes_kept_styles_and_content_types_parts_with_the_bytes_openpyxl_makes():
+    """to_bytes keeps the styles part by the workbook's full style tables and the content types
+    part by its parts: over workbooks that differ in one style or part each, saved in two orders
+    and again, and a saved one read back and saved, its bytes are those of openpyxl's own save."""
+    import openpyxl.writer.excel
+    from openpyxl.packaging.manifest import Manifest
+
+    from office_env.formats.ooxml import reproducible_zip
+
+    def full(workbook) -> bytes:
+        buffer = io.BytesIO()
+        with reproducible_zip(NOW):
+            workbook.save(buffer)
+        return buffer.getvalue()
+
+    books = _styled_workbooks()
+    xlsx_io._STYLESHEETS_BY_TABLES.clear()
+    xlsx_io._MANIFESTS.clear()
+    saved = {}
+    for order in (books, books[::-1], books):
+        for name, make in order:
+            data = xlsx_io.to_bytes(make(), NOW)
+            assert data == full(make()), name
+            assert saved.setdefault(name, data) == data
+    assert saved["size 11"] == saved["size 11.0"]  # a font's size is a float either way
+    assert len(set(saved.values())) == len(saved) - 1  # every other change is written
+    for order in (list(saved.items()), list(saved.items())[::-1]):
+        for name, data in order:
+            read = openpyxl.load_workbook(io.BytesIO(data))
+            assert xlsx_io.to_bytes(read, NOW) == full(openpyxl.load_workbook(io.BytesIO(data))), name
+    assert openpyxl.writer.excel.write_stylesheet.__module__ == "openpyxl.styles.stylesheet"  # swapped back
+    assert Manifest._write.__module__ == "openpyxl.packaging.manifest"
 
 
 @pytest.mark.parametrize("batched", [False, True])
