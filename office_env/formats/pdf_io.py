@@ -27,7 +27,7 @@ from office_env.errors import CorruptFileError, OfficeError
 from office_env.formats.bounded import read_bytes, size_text
 from office_env.formats.built import remembered
 from office_env.formats.ooxml import DEFAULT_STAMP
-from office_env.formats.read_cache import cached_read
+from office_env.formats.read_cache import cached_read, remember_content
 from office_env.limits import MAX_PDF_CONTENT_BYTES, MAX_PDF_PAGES, MAX_PDF_STREAM_BYTES, MAX_TEXT_CHARS
 
 if TYPE_CHECKING:  # the writer (fonts, images) loads on the first PDF written: readers never need it
@@ -76,17 +76,55 @@ def build(text: str, title: str | None = None, stamp: datetime | None = None) ->
     pdf.add_page()
     pdf.set_font("Helvetica", size=11)
     width = pdf.w - pdf.l_margin - pdf.r_margin
+    known = _plain(text)
+    cells: list[tuple[int, str]] = []  # (page, text) of each line laid out, for the pages' known text
     for line in text.split("\n"):
         if line == PAGE_BREAK:
             pdf.add_page()
         elif line.strip():
             for part in _wrap(pdf, _latin1(line), width):
                 pdf.cell(width, 6, part, new_x="LMARGIN", new_y="NEXT")
+                known = known and part.strip(" ") != ""  # a cell of spaces alone is not modelled
+                cells.append((pdf.page, part))
         else:
             pdf.ln(6)
         if pdf.page > MAX_PDF_PAGES:
             raise OfficeError(f"{label}: the text needs more than {MAX_PDF_PAGES} PDF pages (the PDF limit)")
-    return bytes(pdf.output())
+    data = bytes(pdf.output())
+    if known:
+        _remember_pages(data, pdf.page, cells)
+    return data
+
+
+_PLAIN_CHARS = frozenset(map(chr, range(0x20, 0x7F))) | {"\n"}
+_CELL_CONTENT_BYTES = 128  # the content stream a cell writes besides its text (position, font, operators)
+
+
+def _plain(text: str) -> bool:
+    """Text whose pages' extracted text :func:`_remember_pages` knows: lines that are printable
+    ASCII as laid out (typography mapped, a tab as spaces; a page break alone on its line)."""
+    return all(line == PAGE_BREAK or _PLAIN_CHARS.issuperset(_latin1(line)) for line in text.split("\n"))
+
+
+def _content_bound(pages: int, cells: list[tuple[int, str]]) -> int:
+    """At least the page content the cells write, decompressed (a text escaped at worst doubles)."""
+    return sum(len(part) * 2 + _CELL_CONTENT_BYTES for _, part in cells) + pages * _CELL_CONTENT_BYTES
+
+
+def _remember_pages(data: bytes, pages: int, cells: list[tuple[int, str]]) -> None:
+    """What :func:`read_pages` and :func:`read_text` give for ``data``, a PDF just built from plain
+    text (:func:`_plain`) that laid out ``cells`` (none of spaces alone) on ``pages`` pages: each
+    page's cells, one a line, as pypdf extracts them (tests compare with pypdf over many texts).
+    Nothing is remembered for text a reader would cut or whose content could pass the reading
+    limit: those are read."""
+    texts: list[list[str]] = [[] for _ in range(pages)]
+    for page, part in cells:
+        texts[page - 1].append(part)
+    read = tuple("\n".join(lines) for lines in texts)
+    if _content_bound(pages, cells) > MAX_PDF_CONTENT_BYTES or sum(len(text) + 1 for text in read) > MAX_TEXT_CHARS:
+        return
+    remember_content("pdf-pages", data, read)
+    remember_content("pdf", data, "\n".join(read).strip("\n"))
 
 
 # the office tools' conversions: a task's replays convert the same text again (office_env.formats.built)

@@ -319,6 +319,70 @@ def test_pdf_metadata_uses_title_and_stamp(tmp_path):
     assert meta.creation_date.replace(tzinfo=None) == NOW
 
 
+def _plain_texts() -> list[str]:
+    """Texts of many shapes for the PDF reader's known text: every printable ASCII character
+    (PDF string escapes too), words past a line's width, lines that wrap, blank lines, page breaks
+    first, last and in a row, pages that fill and break by themselves, and texts that are not plain
+    (spaces at an end or in a row, tabs, Latin-1, typography, a page break inside a line)."""
+    import random
+
+    rng = random.Random(7)
+    alphabet = [chr(c) for c in range(0x21, 0x7F)]
+
+    def word() -> str:
+        size = rng.choice([1, 2, 3, 5, 8, 12, 30, 140])
+        return "".join(rng.choice(alphabet) for _ in range(size))
+
+    def line() -> str:
+        roll = rng.random()
+        if roll < 0.15:
+            return rng.choice(["", " ", "   ", "\t"])
+        if roll < 0.2:
+            return pdf_io.PAGE_BREAK
+        gaps = [" "] * 12 + ["  ", "\t", " \t "]
+        text = "".join(word() + rng.choice(gaps) for _ in range(rng.choice([1, 2, 4, 9, 25, 60])))
+        return rng.choice(["", " ", "  ", "\t"]) + text[:rng.choice([-1, len(text)])]
+
+    texts = ["", "x", "\f", "\f\nx", "x\n\f", "x\n\f\n\f\ny", "\n\nx\n\n", "(a) \\b) c\\", "0.5% of 100 = $0.50",
+             "\n".join(f"Line {i}" for i in range(130)), "\n".join([""] * 60 + ["after blanks"]),
+             " ".join(["w" * 7] * 400), "W" * 500, " lead", "trail ", "two  spaces", "tab\there", "caf\u00e9",
+             "\u201cq\u201d \u2013 \u20ac5 \u2026", "\u65e5\u672c", "a\fb", "   ", "x\n  \ny", "\r\n", "\x7f",
+             "(1, 1): Item\t(1, 2): SKU\t\n(2, 1): Shredder\t(2, 2): S-3738\t", "\t".join(["(9, 9): cell"] * 40),
+             " ".join(["w" * 7] * 60) + " " + " " * 40, ("x" * 88 + "  ") * 6, "(" * 3000, "\n".join(["\\" * 90] * 300)]
+    texts += ["\n".join(line() for _ in range(rng.choice([1, 3, 10, 50, 120]))) for _ in range(120)]
+    return texts
+
+
+def test_a_built_pdf_reads_back_as_pypdf_extracts_its_text(tmp_path, monkeypatch):
+    """build remembers the pages' text of a PDF it makes from plain text (what pypdf would extract,
+    known from the lines it laid out on each page); over texts of many shapes each read gives what
+    pypdf gives, a text not plain is read by pypdf, and the content bound holds."""
+    from office_env.formats import read_cache
+
+    laid: list[tuple[int, list[tuple[int, str]]]] = []
+    remember = pdf_io._remember_pages
+    monkeypatch.setattr(pdf_io, "_remember_pages", lambda data, pages, cells: (laid.append((pages, cells)),
+                                                                               remember(data, pages, cells)))
+    plain = 0
+    for i, text in enumerate(_plain_texts()):
+        read_cache.clear()
+        laid.clear()
+        data = pdf_io.build(text, title="T", stamp=NOW)
+        path = write(tmp_path, f"p{i}.pdf", data)
+        known = read_cache._CACHE.get(read_cache._digest_key("pdf-pages", data))
+        pages = pdf_io.read_pages(path, "p.pdf")
+        assert pages == pdf_io._read_pages(path, "p.pdf"), repr(text)
+        assert pdf_io.read_text(path, "p.pdf") == "\n".join(pdf_io._read_pages(path, "p.pdf")).strip("\n"), repr(text)
+        assert known is None or pdf_io._plain(text), repr(text)  # a plain text with a cell of spaces is read
+        if known is not None:
+            plain += 1
+            reader = PdfReader(io.BytesIO(data))
+            content = sum(len(page.get_contents().get_data()) for page in reader.pages
+                          if page.get_contents() is not None)
+            assert 0 < content <= pdf_io._content_bound(*laid[0]), repr(text)
+    assert plain > 100 and plain < len(_plain_texts())
+
+
 @pytest.mark.parametrize("content, reason", [(b"<html>nope</html>", "no %PDF header"),
                                              (b"%PDF-1.7\nnothing else", "not a readable PDF file")])
 def test_pdf_reader_refuses_non_pdfs(tmp_path, content, reason):
