@@ -651,7 +651,10 @@ def _stylesheet_by_tables(workbook: Workbook) -> Any:
     """openpyxl's styles part of any workbook, made once per style tables (:func:`_style_tables`):
     a task's edits of one workbook save the same tables again. The part is only serialised, never
     changed, by the save that takes it."""
-    key = _style_tables(workbook)
+    try:
+        key = _style_tables(workbook)
+    except (pickle.PicklingError, TypeError, AttributeError):  # a table pickle cannot take: made anew
+        return write_stylesheet(workbook)
     if len(key) > MAX_STYLE_KEY:
         return write_stylesheet(workbook)
     return _STYLESHEETS_BY_TABLES.get(key, lambda: write_stylesheet(workbook))

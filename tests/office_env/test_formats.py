@@ -696,6 +696,9 @@ def test_a_saved_workbook_takes_kept_styles_and_content_types_parts_with_the_byt
         for name, data in order:
             read = openpyxl.load_workbook(io.BytesIO(data))
             assert xlsx_io.to_bytes(read, NOW) == full(openpyxl.load_workbook(io.BytesIO(data))), name
+    unpicklable = books[1][1]()
+    unpicklable._table_styles.__dict__["made_by"] = lambda: None  # a table pickle cannot take: made anew
+    assert xlsx_io.to_bytes(unpicklable, NOW) == full(unpicklable)
     assert openpyxl.writer.excel.write_stylesheet.__module__ == "openpyxl.styles.stylesheet"  # swapped back
     assert Manifest._write.__module__ == "openpyxl.packaging.manifest"
 
