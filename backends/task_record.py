@@ -125,6 +125,20 @@ class _Shape(BaseModel):
         if names:  # the same name in each class: a subclass's list replaces its parent's
             setattr(cls, "_absent_not_null", field_validator(*sorted(names), mode="before")(_refuse_null))
 
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """The fields were found in the class body, before pydantic collected them: a shape that
+        reading misses (a default given inside ``Annotated``, a field made required again) stops
+        the import here, rather than letting a null through or refusing one that may be given."""
+        super().__pydantic_init_subclass__(**kwargs)
+        wanted = {name for name, field in cls.model_fields.items() if not field.is_required()} - cls._nullable
+        check = cls.__pydantic_decorators__.field_validators.get("_absent_not_null")
+        checked = set(check.info.fields) if check is not None else set()
+        if checked != wanted:
+            raise TypeError(f"{cls.__name__}: null refused in {sorted(checked)}, but the fields that may be left "
+                            f"out are {sorted(wanted)}: write an optional field's default as `name: type = default` "
+                            "in the class body, and keep an inherited optional field optional")
+
     def to_dict(self) -> dict[str, Any]:
         """The object as it was read: the fields it had, unknown keys too (JSON types)."""
         return self.model_dump(mode="json", exclude_unset=True)

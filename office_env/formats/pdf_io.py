@@ -123,8 +123,15 @@ def _remember_pages(data: bytes, pages: int, cells: list[tuple[int, str]]) -> No
     read = tuple("\n".join(lines) for lines in texts)
     if _content_bound(pages, cells) > MAX_PDF_CONTENT_BYTES or sum(len(text) + 1 for text in read) > MAX_TEXT_CHARS:
         return
-    remember_content("pdf-pages", data, read)
-    remember_content("pdf", data, "\n".join(read).strip("\n"))
+    size = sum(len(text) for text in read)  # the cache weighs what it holds: the text, not the compressed file
+    remember_content(_kind("pdf-pages"), data, read, size)
+    remember_content(_kind("pdf"), data, "\n".join(read).strip("\n"), size)
+
+
+def _kind(kind: str) -> str:
+    """The read cache's kind of a PDF's reading under the limits in force (what was read or
+    remembered under other limits is not taken for it)."""
+    return f"{kind}:{MAX_TEXT_CHARS}:{MAX_PDF_CONTENT_BYTES}:{MAX_PDF_STREAM_BYTES}:{MAX_PDF_PAGES}"
 
 
 # the office tools' conversions: a task's replays convert the same text again (office_env.formats.built)
@@ -168,12 +175,12 @@ def _wrap(pdf: "FPDF", line: str, width: float) -> list[str]:
 
 
 def read_text(path: Path, label: str) -> str:
-    return cached_read("pdf", path, lambda: "\n".join(read_pages(path, label)).strip("\n"), by_content=True)
+    return cached_read(_kind("pdf"), path, lambda: "\n".join(read_pages(path, label)).strip("\n"), by_content=True)
 
 
 def read_pages(path: Path, label: str) -> tuple[str, ...]:
     """The text of each page (a cut note last when the text limit stops the reading)."""
-    return cached_read("pdf-pages", path, lambda: _read_pages(path, label), by_content=True)
+    return cached_read(_kind("pdf-pages"), path, lambda: _read_pages(path, label), by_content=True)
 
 
 _STREAM_LIMITS = {

@@ -88,11 +88,12 @@ def remember(kind: str, path: Path, value: T, weight: Callable[[T], int] | None 
     _store(key, value, weight(value) if weight is not None else key[3])
 
 
-def remember_content(kind: str, data: bytes, value: object) -> None:
+def remember_content(kind: str, data: bytes, value: object, weight: int = 0) -> None:
     """``value`` is what reading any file holding exactly ``data`` as ``kind`` returns (a writer
-    that knows its output's parse; only for readers asked ``by_content``)."""
+    that knows its output's parse; only for readers asked ``by_content``). ``weight``: the value's
+    size, when it may pass the file's (a compressed file's text)."""
     if len(data) <= MAX_HASHED_BYTES:
-        _store(_digest_key(kind, data), value, len(data))
+        _store(_digest_key(kind, data), value, max(len(data), weight))
 
 
 def _store(key: tuple, value: object, weight: int) -> None:

@@ -212,3 +212,30 @@ def test_null_is_refused_in_every_optional_field_as_a_check_on_every_field_refus
                 assert errors and all(e["type"] != "value_error" for e in errors), (where, name)
     assert {("Turn", "evidence"), ("Memory", "derived"), ("TaskRecord", "oracle"), ("User", "email"),
             ("Provenance", "tokens"), ("Computed", "given")} <= checked
+
+
+def test_a_field_shape_the_null_check_would_miss_stops_the_import():
+    """The fields that may be left out are found in the class body, before pydantic collects them:
+    a default given inside ``Annotated`` would let a null through, and an inherited optional field
+    made required again would refuse one; either is refused when its class is made."""
+    from typing import Annotated
+
+    from pydantic import Field
+
+    from backends import task_record as t
+
+    with pytest.raises(TypeError, match=r"null refused in \[\], but the fields that may be left out are \['x'\]"):
+        class Hidden(t._Shape):
+            x: Annotated[str | None, Field(default=None)]
+
+    class Base(t._Shape):
+        z: str | None = None
+
+    with pytest.raises(TypeError, match=r"null refused in \['z'\], but the fields that may be left out are \[\]"):
+        class Required(Base):
+            z: str | None
+
+    class Kept(Base):
+        w: int | None = None
+
+    assert Kept.__pydantic_decorators__.field_validators["_absent_not_null"].info.fields == ("w", "z")

@@ -369,7 +369,7 @@ def test_a_built_pdf_reads_back_as_pypdf_extracts_its_text(tmp_path, monkeypatch
         laid.clear()
         data = pdf_io.build(text, title="T", stamp=NOW)
         path = write(tmp_path, f"p{i}.pdf", data)
-        known = read_cache._CACHE.get(read_cache._digest_key("pdf-pages", data))
+        known = read_cache._CACHE.get(read_cache._digest_key(pdf_io._kind("pdf-pages"), data))
         pages = pdf_io.read_pages(path, "p.pdf")
         assert pages == pdf_io._read_pages(path, "p.pdf"), repr(text)
         assert pdf_io.read_text(path, "p.pdf") == "\n".join(pdf_io._read_pages(path, "p.pdf")).strip("\n"), repr(text)

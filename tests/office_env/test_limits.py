@@ -440,9 +440,13 @@ def test_writing_refuses_text_that_needs_too_many_pages():
             pdf_io.build("line\n" * (limits.MAX_PDF_PAGES * 45), title="notes.docx")
 
 
-def test_extracted_text_is_cut_at_the_text_limit(tmp_path, monkeypatch):
-    monkeypatch.setattr(pdf_io, "MAX_TEXT_CHARS", 100)  # first: a PDF built within the limit is known read whole
+@pytest.mark.parametrize("limit_first", [True, False])
+def test_extracted_text_is_cut_at_the_text_limit(tmp_path, monkeypatch, limit_first):
+    """Whether the limit was in force when the PDF was built (its text remembered) or not."""
+    if limit_first:
+        monkeypatch.setattr(pdf_io, "MAX_TEXT_CHARS", 100)
     path = write(tmp_path, "n.pdf", pdf_io.build("\n".join(f"line {i}" for i in range(200)), stamp=NOW))
+    monkeypatch.setattr(pdf_io, "MAX_TEXT_CHARS", 100)
     text = pdf_io.read_text(path, "n.pdf")
     assert len(text) < 200 and "... [cut at 100 characters: pages 1 to " in text
 
