@@ -235,8 +235,12 @@ class FirstOfEach:
         """Whether attempt ``index``, put in, is kept so far (neither a repeat nor past its quota)."""
         return index not in self.dropped and index not in self.past_quota
 
+    def _group(self, index: int) -> int:
+        """The group whose quota attempt ``index`` counts against (one group without quotas)."""
+        return self.quotas.count_of(index) if self.quotas is not None else 0
+
     def _do(self, index: int, keys: list[str], words: list[str] | None) -> None:
-        group = self.quotas.count_of(index) if self.quotas is not None else 0
+        group = self._group(index)
         if self.quotas is not None and self._taken[group] >= self.quotas.quota.get(group, 0):
             self.past_quota.add(index)
             return
@@ -262,7 +266,7 @@ class FirstOfEach:
             self.past_quota.discard(index)
             return
         self.kept.pop()  # the last kept: items are undone from the last put in
-        self._taken[self.quotas.count_of(index) if self.quotas is not None else 0] -= 1
+        self._taken[self._group(index)] -= 1
         for key in keys:
             if self._seen.get(key) == index:
                 del self._seen[key]
