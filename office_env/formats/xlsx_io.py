@@ -143,8 +143,19 @@ def load(path: Path, label: str) -> Workbook:
 
 def snapshot(path: Path, label: str) -> "bytes | Edited":
     """What :func:`load` opens: a pickled parse, or an :class:`Edited` one."""
-    return cached_read("xlsx-workbook", path, lambda: pickle.dumps(_parse(path, label), pickle.HIGHEST_PROTOCOL),
-                       weigh=_weight, by_content=True)
+    return cached_read("xlsx-workbook", path, lambda: _parsed_snapshot(path, label), weigh=_weight, by_content=True)
+
+
+def _parsed_snapshot(path: Path, label: str) -> bytes:
+    """The pickled parse of the workbook at ``path``. One this project wrote may become the base of
+    :class:`Edited` versions, whose views read the base's cells: they are taken now, from the parse
+    in hand, rather than from unpickling the snapshot again later (:func:`_base_cells`)."""
+    workbook = _parse(path, label)
+    snap = pickle.dumps(workbook, pickle.HIGHEST_PROTOCOL)
+    if (workbook.properties.creator == CREATOR and workbook.active is not None  # see read_backs
+            and len(snap) <= MAX_SAVED_SNAPSHOT):  # see _read_book
+        _BASE_CELLS.get(snap, lambda: _cells_of(workbook))
+    return snap
 
 
 def open_snapshot(snap: "bytes | Edited") -> Workbook:
@@ -164,9 +175,14 @@ def open_snapshot(snap: "bytes | Edited") -> Workbook:
 def drop_empty(sheet: Worksheet) -> None:
     """Forget the cells a parse of the saved file would not have (no value or an empty text, no
     style or comment): a workbook edited in memory then saves as one read back."""
-    for key in [k for k, c in sheet._cells.items() if c._value in (None, "") and not c.has_style and not c._comment]:
+    for key in [k for k, c in sheet._cells.items() if _dropped(c)]:
         del sheet._cells[key]
     sheet._current_row = sheet.max_row if sheet._cells else 0
+
+
+def _dropped(cell: Any) -> bool:
+    """Whether :func:`drop_empty` forgets ``cell``."""
+    return cell._value in (None, "") and not cell.has_style and not cell._comment
 
 
 @dataclass(frozen=True)
@@ -438,10 +454,15 @@ _BASE_CELLS: Kept[_Cells] = Kept(MAX_VIEWED_BASES)
 def _base_cells(base: bytes) -> _Cells:
     """A snapshot's sheets as :func:`open_snapshot` leaves them for an :class:`Edited` (empty
     cells dropped): the values of each, by (row, col)."""
-    workbook = pickle.loads(base)  # noqa: S301 -- our own snapshot, see load()
-    for sheet in workbook.worksheets:
-        drop_empty(sheet)
-    return tuple(workbook.sheetnames), workbook.active.title, {ws.title: _values(ws) for ws in workbook.worksheets}
+    return _cells_of(pickle.loads(base))  # noqa: S301 -- our own snapshot, see load()
+
+
+def _cells_of(workbook: Workbook) -> _Cells:
+    """The sheet names, the active sheet and each sheet's values by (row, col), as the workbook
+    reads once :func:`drop_empty` has dropped its empty cells (the workbook is left as it is)."""
+    values = {ws.title: {key: cell.value for key, cell in ws._cells.items() if not _dropped(cell)}
+              for ws in workbook.worksheets}
+    return tuple(workbook.sheetnames), workbook.active.title, values
 
 
 def _edited_view(snap: Edited) -> BookView:

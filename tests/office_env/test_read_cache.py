@@ -210,3 +210,46 @@ def test_a_built_workbook_is_remembered_as_a_parse_of_its_bytes_reads_it(tmp_pat
     (tmp_path / "blank.xlsx").write_bytes(data)
     xlsx_io.read_book(tmp_path / "blank.xlsx", "blank.xlsx")
     assert parses == ["blank.xlsx"]
+
+
+def test_a_parsed_workbooks_cells_are_kept_as_its_unpickled_snapshot_reads_them(tmp_path: Path):
+    """The cells kept from a parse for the views of its edited versions are those unpickling its
+    snapshot and dropping the empty cells gives: over sheets with empty texts, styled or commented
+    empty cells, several sheets and another active one; a workbook not written here keeps none."""
+    import random
+
+    from openpyxl.comments import Comment
+    from openpyxl.styles import Font
+
+    rng = random.Random(11)
+    values = [None, "", " ", 0, 0.0, -0.0, False, True, 7, 2.5, "x", "=A1", NOW]
+    for trial in range(24):
+        workbook = xlsx_io.new_workbook("First", NOW)
+        if trial % 3 == 0:
+            workbook.create_sheet("Second")
+        if trial % 4 == 1:
+            workbook.properties.creator = "someone else"
+        for sheet in workbook.worksheets:
+            for _ in range(rng.randint(0, 30)):
+                cell = sheet.cell(row=rng.randint(1, 9), column=rng.randint(1, 5))
+                cell.value = rng.choice(values)
+                if rng.random() < 0.2:
+                    cell.font = Font(bold=True)
+                if rng.random() < 0.1:
+                    cell.comment = Comment("note", "me")
+        if len(workbook.worksheets) > 1 and trial % 2:
+            workbook.active = 1
+        path = tmp_path / f"b{trial}.xlsx"
+        path.write_bytes(xlsx_io.to_bytes(workbook, NOW))
+        read_cache.clear()
+        xlsx_io._BASE_CELLS.clear()
+        snap = xlsx_io.snapshot(path, path.name)
+        assert isinstance(snap, bytes)
+        opened = xlsx_io.open_snapshot(xlsx_io.Edited(snap, ()))  # what an Edited's base opens to
+        expected = (tuple(opened.sheetnames), opened.active.title,
+                    {ws.title: xlsx_io._values(ws) for ws in opened.worksheets})
+        assert xlsx_io._base_cells(snap) == expected
+        kept = snap in xlsx_io._BASE_CELLS
+        assert kept == (workbook.properties.creator == xlsx_io.CREATOR)
+        if kept:
+            assert xlsx_io._BASE_CELLS.get(snap, lambda: pytest.fail("kept at the parse")) == expected
