@@ -12,11 +12,13 @@ A message written here has a one-line subject (no header injection) of at most
 
 from __future__ import annotations
 
+import binascii
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime
-from email import policy
+from email import policy, quoprimime
 from email.header import decode_header, make_header
 from email.headerregistry import HeaderRegistry
 from email.message import EmailMessage, Message
@@ -29,7 +31,7 @@ from typing import Any, cast
 from office_env.errors import CorruptFileError
 from office_env.formats.bounded import read_bytes
 from office_env.formats.built import Kept, remembered
-from office_env.formats.read_cache import cached_read
+from office_env.formats.read_cache import cached_read, remember_content
 from office_env.formats.text import check_line
 from office_env.limits import MAX_HEADER_CHARS, MAX_MAIL_BYTES
 
@@ -130,6 +132,13 @@ def build(sender: str, recipient: str, subject: str, body: str, when: datetime,
     """One message (``cc``: users or addresses copied); ``OfficeError`` when the subject is not
     one line of at most ``MAX_HEADER_CHARS``."""
     check_line(subject, "subject")
+    copied = "".join(f"\n{c}" for c in cc)  # no cc: the same id as before cc existed
+    digest = hashlib.sha1(f"{sender}\n{recipient}\n{subject}\n{body}\n{when.isoformat()}{copied}".encode()).hexdigest()
+    message_id = f"<{digest[:20]}@{MAIL_DOMAIN}>"
+    if not cc:
+        plain = _plain_message(address(sender), address(recipient), subject, body, when, message_id)
+        if plain is not None:
+            return plain
     message = EmailMessage(policy=_POLICY)
     message["From"] = _parsed("From", address(sender))
     message["To"] = _parsed("To", address(recipient))
@@ -137,11 +146,47 @@ def build(sender: str, recipient: str, subject: str, body: str, when: datetime,
         message["Cc"] = _parsed("Cc", ", ".join(address(c) for c in cc))
     message["Subject"] = _parsed("Subject", subject)  # a replay sends the same subject on the same day again
     message["Date"] = _parsed("Date", format_datetime(when))
-    copied = "".join(f"\n{c}" for c in cc)  # no cc: the same id as before cc existed
-    digest = hashlib.sha1(f"{sender}\n{recipient}\n{subject}\n{body}\n{when.isoformat()}{copied}".encode()).hexdigest()
-    message["Message-ID"] = f"<{digest[:20]}@{MAIL_DOMAIN}>"
+    message["Message-ID"] = message_id
     message.set_content(body)
     return message.as_bytes()
+
+
+# what a plain message's headers hold: a simple address, words of printable ASCII one space apart
+_PLAIN_ADDRESS_RE = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*")
+_PLAIN_WORDS_RE = re.compile(r"[!-~]+(?: [!-~]+)*")
+_MAX_LINE = 78  # the policy's line length: a header or body line longer than this is folded or encoded
+
+
+def _plain_message(sender: str, recipient: str, subject: str, body: str, when: datetime,
+                   message_id: str) -> bytes | None:
+    """The bytes ``EmailMessage`` writes for a plain message (no copies; simple addresses; a subject
+    of printable ASCII words that fits its line, no encoded word; a date from 1900 on; an ASCII body,
+    which ``set_content`` sends as it is when every line fits, else quoted-printable), written out
+    directly: building the message object and its headers was most of the cost of sending a mail.
+    Its parse is remembered by content, so reading it back costs nothing. None for any other message
+    (tests/office_env/test_eml_plain.py compares both ways over many messages)."""
+    date = format_datetime(when)
+    if (when.year < 1900 or not body.isascii() or not _PLAIN_ADDRESS_RE.fullmatch(sender)
+            or not _PLAIN_ADDRESS_RE.fullmatch(recipient)):
+        return None
+    for name, value in (("From", sender), ("To", recipient), ("Subject", subject), ("Date", date)):
+        if len(name) + 2 + len(value) > _MAX_LINE or "=?" in value or not _PLAIN_WORDS_RE.fullmatch(value):
+            return None
+    lines = body.encode("ascii").splitlines()  # as set_content splits it (at \n, \r and \r\n only)
+    text = "\n".join(line.decode("ascii") for line in lines) + "\n"
+    if max((len(line) for line in lines), default=0) <= _MAX_LINE:
+        encoding, payload = "7bit", text
+    else:
+        sniff = b"\n".join(lines[:10]) + b"\n"  # set_content's choice, from the first ten lines
+        if len(quoprimime.body_encode(sniff.decode("ascii"), _MAX_LINE)) > len(binascii.b2a_base64(sniff)):
+            return None  # base64 suits it better: left to the message
+        encoding, payload = "quoted-printable", quoprimime.body_encode(text, _MAX_LINE)
+    data = (f"From: {sender}\nTo: {recipient}\nSubject: {subject}\nDate: {date}\nMessage-ID: {message_id}\n"
+            f'Content-Type: text/plain; charset="utf-8"\nContent-Transfer-Encoding: {encoding}\n'
+            f"MIME-Version: 1.0\n\n{payload}").encode("ascii")
+    if len(data) <= MAX_MAIL_BYTES:
+        remember_content(_kind(), data, Mail(sender, recipient, subject, date, text.strip("\n")))
+    return data
 
 
 # the office tools' mails: a task's replays send the same mail again (see office_env.formats.built)
@@ -207,8 +252,14 @@ def read(path: Path, label: str, st: os.stat_result | None = None) -> Mail:
     """The message at ``path``; ``CorruptFileError`` for one over ``MAX_MAIL_BYTES`` or unparsable.
     ``st``: its status from a folder listing (see ``read_cache.cached_read``). A message is its bytes'
     alone, so one delivered again (to the sender's copy, or by the next replay) is parsed once."""
-    return cached_read("eml", path, lambda: parse(read_bytes(path, label, MAX_MAIL_BYTES), label), st=st,
+    return cached_read(_kind(), path, lambda: parse(read_bytes(path, label, MAX_MAIL_BYTES), label), st=st,
                        by_content=True)
+
+
+def _kind() -> str:
+    """The read cache's kind of a message read under the limits in force (what was read or
+    remembered under other limits is not taken for it)."""
+    return f"eml:{MAX_MAIL_BYTES}:{_MAX_RAW_HEADER}"
 
 
 def read_text(path: Path, label: str) -> str:
