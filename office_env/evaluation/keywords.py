@@ -208,10 +208,26 @@ def _code_re(value: str) -> re.Pattern:
     return re.compile(rf"(?<![a-z0-9]){re.escape(value)}(?![a-z0-9])")
 
 
+MAX_KEPT_KEYWORD_CHARS = 256  # a longer keyword is read again at each look-up, not kept
+
+
 def _kind(keyword: Any) -> tuple[str, Any]:
     """How a keyword is looked up: ("number", value), ("amount", (value, currency code)), ("clock",
-    (h, m)), ("date", (y, m, d)) or ("text", its normalized text)."""
-    needle, number = _needle(keyword)
+    (h, m)), ("date", (y, m, d)) or ("text", its normalized text). It depends on the keyword's text
+    alone, so the latest keywords' are kept: a check reads each keyword three times per text it
+    searches, and a search of the office once per file."""
+    text = str(keyword)
+    return _kept_kind(text) if len(text) <= MAX_KEPT_KEYWORD_CHARS else _kind_of(text)
+
+
+@lru_cache(maxsize=2048)
+def _kept_kind(text: str) -> tuple[str, Any]:
+    return _kind_of(text)
+
+
+def _kind_of(text: str) -> tuple[str, Any]:
+    """``_kind`` of a keyword written ``text`` (its value is immutable: it is kept)."""
+    needle, number = _needle(text)
     if number is not None:
         return "number", number
     amount = _KEYWORD_AMOUNT_RE.match(needle.replace(",", ""))

@@ -149,3 +149,15 @@ def test_year_less_dates_found_from_their_day_or_month_are_those_the_whole_patte
             assert kw.date_spans(lower, day_first) == _every_pass_date_spans(lower, day_first), lower
         with_weekday += any(w != -1 for _, _, w in kw._yearless_in(lower))
     assert with_weekday > 100
+
+
+def test_a_keywords_kind_is_kept_by_its_text_and_read_as_before(corpus):
+    """``_kind`` keeps what it reads of a keyword by the keyword's text: the same answer as reading
+    it afresh, for keywords that Python holds equal but write apart (1, 1.0, True, "1")."""
+    keywords = [1, 1.0, True, False, 0, -0.0, "1", " 1 ", "1,200", "1200.50", "225 EUR", "eur 225", "13:00", "9:00",
+                "09:00", "2024-12-18", "Q2", "EC-523", "Noon", None, 12500, 1e20, "x" * 300, *corpus[:400]]
+    kw._kept_kind.cache_clear()
+    first = [kw._kind(k) for k in keywords]
+    again = [kw._kind(k) for k in reversed(keywords)][::-1]
+    assert first == again == [kw._kind_of(str(k)) for k in keywords]
+    assert [kind for kind, _ in first[:5]] == ["number", "number", "text", "text", "number"]
