@@ -28,6 +28,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -134,6 +135,7 @@ class Replays:
         self.keep_in = Path(keep_in) if keep_in is not None and self.reuse else None
         self._copy: _Copy | None = None
         self._key: tuple | None = None
+        self._opened: tuple[_Copy, Workspace] | None = None  # the workspace made for the copy in use
 
     def workspace(self, name: str) -> Workspace:
         """A workspace holding exactly the testbed, for the replay ``name``; with reuse, the one copy
@@ -150,18 +152,27 @@ class Replays:
         if self._copy is not None:
             try:
                 self._put_back(self._copy)
-                return Workspace(self._copy.root, now=self.now, trusted=True)
+                return self._open(self._copy)
             except OSError:
                 shutil.rmtree(self._copy.root, ignore_errors=True)
         self._copy = self._copy_testbed()
-        return Workspace(self._copy.root, now=self.now, trusted=True)
+        return self._open(self._copy)
+
+    def _open(self, copy: _Copy) -> Workspace:
+        """The workspace on ``copy``, made once per copy this object uses: a workspace holds its
+        checked and resolved root and the office time alone, so the one made for the first replay
+        serves the next ones (checking and resolving the root again cost a third of a put back;
+        ``_put_back`` sees that the root is still a real folder)."""
+        if self._opened is None or self._opened[0] is not copy:
+            self._opened = (copy, Workspace(copy.root, now=self.now, trusted=True))
+        return self._opened[1]
 
     def close(self) -> None:
         """Keep the copy for the next task's replays of the same testbed (with ``keep_in``); the
         workspaces this object returned are then no longer valid."""
         if self._copy is not None and self._key is not None:
             _keep(self._key, self._copy)
-        self._copy = None
+        self._copy = self._opened = None
 
     def _copy_testbed(self) -> _Copy:
         if self.keep_in is None:
@@ -181,7 +192,10 @@ class Replays:
         is known by the folder listing alone (its type and inode; the copy's files are links made
         on the copy's own device), so a put back costs one listing per folder."""
         root = str(copy.root)
-        device = os.lstat(root).st_dev
+        st = os.lstat(root)
+        if not stat.S_ISDIR(st.st_mode):  # the copy's root itself replaced (a link): made again
+            raise OSError(f"{root}: not a folder")
+        device = st.st_dev
         kept: set[str] = set()
         folders = set(copy.folders)
         seen: set[str] = set()

@@ -230,3 +230,30 @@ def test_a_kept_copy_serves_no_other_testbed_and_few_are_kept(testbed, tmp_path)
     roots = [root_of(bed) for bed in others]
     assert len(set(roots)) == len(roots)
     assert sorted(p.name for p in kept.iterdir()) == sorted(r.name for r in roots)  # the testbed's went first
+
+
+def test_the_replays_on_one_copy_share_its_workspace_and_a_new_copy_gets_its_own(testbed, tmp_path):
+    now = SAMPLE_NOW + timedelta(days=3)
+    replays = Replays(testbed, now, tmp_path / "work", trusted=True)
+    first = replays.state(WRITES, "one")
+    again = replays.workspace("two")
+    assert again is first and again.now == now and again.trusted
+    assert again.root == (tmp_path / "work" / COPY_NAME).resolve()
+    os.unlink(again.root / "data" / "notes.docx")
+    replays._copy.files["data/notes.docx"] = (0, 0)  # cannot be put back: the copy is made again
+    made = replays.workspace("three")
+    assert made is not first and made.now == now
+    assert Snapshot.of(testbed).diff(Snapshot.of(made.root)).empty
+
+
+def test_a_copy_whose_root_became_a_link_is_never_followed(testbed, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    replays = Replays(testbed, SAMPLE_NOW, tmp_path / "work", trusted=True)
+    root = replays.workspace("first").root
+    shutil.rmtree(root)
+    os.symlink(outside, root)
+    with pytest.raises((OSError, PathError)):
+        replays.workspace("second")
+    assert sorted(os.listdir(outside)) == ["keep.txt"] and (outside / "keep.txt").read_text() == "mine"
