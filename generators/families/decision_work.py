@@ -149,15 +149,33 @@ def _sales_options(inp: FamilyInput) -> list[tuple]:
 
 def _item_totals(table, g: int, item: int, c: int, key: str) -> tuple[list[str], list]:
     """Each item's total in group ``key`` as flat (name, total) pairs, and how each total is computed."""
+    amounts: dict[str, list[float]] = {}  # per item of the group, its amounts in the sheet's order: one pass
+    for r, v in zip(table.rows, table.column(c)):
+        if r[g] == key:
+            amounts.setdefault(r[item], []).append(v)
     pairs: list[str] = []
-    for name in sorted({r[item] for r in table.rows if r[g] == key}):
-        total = round(sum(v for r, v in zip(table.rows, table.column(c)) if r[g] == key and r[item] == name), 2)
-        pairs += [name, fmt(total)]
-    sums = [computed(float(pairs[i + 1]), "sum",
-                     [fmt(v) for r, v in zip(table.rows, table.column(c)) if r[g] == key and r[item] == pairs[i]],
+    for name in sorted(amounts):
+        pairs += [name, fmt(round(sum(amounts[name]), 2))]
+    sums = [computed(float(pairs[i + 1]), "sum", [fmt(v) for v in amounts[pairs[i]]],
                      given=("m1",), note=f"{table.headers[c]} of {pairs[i]} in {key}")
             for i in range(0, len(pairs), 2)]
     return pairs, sums
+
+
+def _best_items(table, g: int, item: int, c: int) -> dict[str, tuple[str, float] | None]:
+    """Per value of the group column, its item with the highest total (the total rounded as it
+    grows) and that total, or None when two items share it. One pass over the sheet: asked of
+    every group, a pass per group grew with groups times rows."""
+    running: dict[str, dict[str, float]] = {}
+    for r, v in zip(table.rows, table.column(c)):
+        sums = running.setdefault(r[g], {})
+        sums[r[item]] = round(sums.get(r[item], 0) + v, 2)
+    best: dict[str, tuple[str, float] | None] = {}
+    for key, sums in running.items():
+        top = max(sums.values())
+        winners = [k for k, v in sums.items() if v == top]
+        best[key] = (winners[0], top) if len(winners) == 1 else None
+    return best
 
 
 @family("top_product_pdf", ("excel", "word", "pdf"), "hard")
@@ -170,15 +188,7 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
         return None
     table, g, item, c = inp.rng.choice(options)
 
-    def best(key: str) -> tuple[str, float] | None:
-        sums: dict[str, float] = {}
-        for r, v in zip(table.rows, table.column(c)):
-            if r[g] == key:
-                sums[r[item]] = round(sums.get(r[item], 0) + v, 2)
-        top = max(sums.values())
-        winners = [k for k, v in sums.items() if v == top]
-        return (winners[0], top) if len(winners) == 1 else None
-
+    best = _best_items(table, g, item, c).__getitem__
     keys = [k for k in sorted({r[g] for r in table.rows}) if best(k) is not None]
     if not keys:
         return None
