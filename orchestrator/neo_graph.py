@@ -25,6 +25,7 @@ from generators.paste_checks import paste_checks
 from generators.stated_values import state_checks
 from office_env.workspace import Workspace
 from orchestrator.roles import Job, Plan, Roles
+from orchestrator.world_reads import testbed_files
 
 
 def merge_notes(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
@@ -70,7 +71,7 @@ def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
             return {"draft": None, "outcome": {"status": "dropped", "reason": "generator: no task fits this workspace"}}
         job = state["job"]
         workspace = Workspace(job.testbed, now=job.world.now)
-        draft = discover(draft, workspace.list_files())
+        draft = discover(draft, testbed_files(job))
         draft = paste_checks(state_checks(guard_hedges(exclude_hedges(draft)), workspace, job.world.people), workspace)
         ended = repeat(job, draft) if repeat is not None else None
         if ended is not None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -13,42 +11,21 @@ from generators.families import FAMILIES
 from generators.history_plan import LONG_HISTORY_DAYS
 from generators.model import Session, TaskDraft, Verdict
 from office_env import Workspace
-from office_env.formats.built import Kept
 from office_env.seeding import STRIDE, derive_seed
 from office_env.seeding import rng as seeded
 from orchestrator.planner import fallback_families, mix, plan_offline
 from orchestrator.roles import Job, Plan
 from orchestrator.siblings import draw_siblings
+from orchestrator.world_reads import world_reads
 from surfers import explore as surf
 from verifier.dialogue_rules import check_dialogue
 from verifier.trace import office_values
-
-KEPT_WORLDS = 4  # worlds whose reads a process keeps: a worker's tasks come a world at a time
-
-
-@dataclass
-class _WorldReads:
-    """What a world's read-only testbed says the same way to each of its tasks."""
-
-    notes: dict[str, dict[str, Any]] = field(default_factory=dict)  # app -> the surfer's notes
-    facts: tuple[tuple[str, ...], tuple[tuple[str, date, date], ...]] | None = None  # see _office_facts
-
-
-# by (testbed path, world seed): a later build may reuse the path for another world. Bounded, so a
-# worker of a long build holds the few worlds it works on, not every world it has seen.
-_WORLD_READS: Kept[_WorldReads] = Kept(KEPT_WORLDS)
-_WORLD_READS_LOCK = threading.Lock()  # a task's surfers run in threads of their own (the graph's fan-out)
-
-
-def _reads(job: Job) -> _WorldReads:
-    with _WORLD_READS_LOCK:
-        return _WORLD_READS.get((str(job.testbed), job.world.seed), _WorldReads)
 
 
 def world_notes(app: str, job: Job) -> dict[str, Any]:
     """The surfer's notes of ``app`` in the job's world. Jobs of one world share a read-only testbed;
     its notes are the same for each of them (and no reader changes them)."""
-    notes = _reads(job).notes
+    notes = world_reads(job).notes
     if app not in notes:
         notes[app] = surf(app, Workspace(job.testbed, now=job.world.now))
     return notes[app]
@@ -73,7 +50,7 @@ def colleagues_away(job: Job, ws: Workspace) -> list[tuple[str, date, date]]:
 def _office_facts(job: Job, ws: Workspace) -> tuple[list[str], list[tuple[str, date, date]]]:
     """``office_files`` and ``colleagues_away`` of the job's testbed, read once per world: the
     tasks of a world share its testbed, which no task changes (replays work on copies)."""
-    reads = _reads(job)
+    reads = world_reads(job)
     if reads.facts is None:
         reads.facts = (tuple(office_files(job.testbed)), tuple(colleagues_away(job, ws)))
     files, away = reads.facts

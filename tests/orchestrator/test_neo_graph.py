@@ -132,7 +132,7 @@ def test_a_world_s_office_facts_are_read_once_and_equal_a_fresh_read(world_testb
     world seed): what the cache gives equals a fresh read, and another world at the same path is
     read afresh."""
     from office_env import Workspace
-    from orchestrator import offline_roles
+    from orchestrator import offline_roles, world_reads
 
     world, testbed = world_testbed
     job = Job(index=1, task_id="t-1", config=BuildConfig(seed=9), world=world, testbed=testbed, staging=tmp_path)
@@ -143,9 +143,36 @@ def test_a_world_s_office_facts_are_read_once_and_equal_a_fresh_read(world_testb
     assert offline_roles._office_facts(job, ws) == fresh  # from the cache
     other = make_world(4243)
     other_job = Job(index=1, task_id="t-1", config=BuildConfig(seed=9), world=other, testbed=testbed, staging=tmp_path)
-    assert (str(testbed), other.seed) not in offline_roles._WORLD_READS
+    assert (str(testbed), other.seed) not in world_reads._WORLD_READS
     offline_roles._office_facts(other_job, Workspace(testbed, now=other.now))
-    assert (str(testbed), other.seed) in offline_roles._WORLD_READS
+    assert (str(testbed), other.seed) in world_reads._WORLD_READS
+
+
+def test_a_world_s_files_are_listed_once_and_equal_a_fresh_listing(world_testbed, tmp_path):
+    """The testbed's files the drafted plans are completed against are listed once per world
+    (testbed path and world seed): what the cache gives equals a fresh listing, a caller's change
+    to its list is not kept, and another world at the same path is listed afresh."""
+    import dataclasses
+
+    from office_env import Workspace
+    from orchestrator import world_reads
+
+    world, testbed = world_testbed
+    job = Job(index=1, task_id="t-1", config=BuildConfig(seed=9), world=world, testbed=testbed, staging=tmp_path)
+    fresh = Workspace(testbed, now=world.now).list_files()
+    assert fresh
+    assert world_reads.testbed_files(job) == fresh
+    world_reads.testbed_files(job).append("data/not-there.txt")
+    assert world_reads.testbed_files(job) == fresh  # from the cache, as it was listed
+    other = tmp_path / "other-testbed"
+    other.mkdir()
+    (other / "notes.txt").write_text("another world", encoding="utf-8")
+    moved = Job(index=1, task_id="t-1", config=BuildConfig(seed=9),
+                world=dataclasses.replace(world, seed=world.seed + 1000), testbed=testbed, staging=tmp_path)
+    assert (str(testbed), moved.world.seed) not in world_reads._WORLD_READS
+    assert world_reads.testbed_files(moved) == fresh
+    elsewhere = Job(index=1, task_id="t-1", config=BuildConfig(seed=9), world=world, testbed=other, staging=tmp_path)
+    assert world_reads.testbed_files(elsewhere) == ["notes.txt"]
 
 
 def test_a_process_keeps_the_reads_of_its_latest_worlds_only(world_testbed, tmp_path):
@@ -154,19 +181,19 @@ def test_a_process_keeps_the_reads_of_its_latest_worlds_only(world_testbed, tmp_
     import dataclasses
 
     from office_env import Workspace
-    from orchestrator import offline_roles
+    from orchestrator import offline_roles, world_reads
 
     world, testbed = world_testbed
-    offline_roles._WORLD_READS.clear()
-    seeds = [world.seed + k for k in range(offline_roles.KEPT_WORLDS + 3)]
+    world_reads._WORLD_READS.clear()
+    seeds = [world.seed + k for k in range(world_reads.KEPT_WORLDS + 3)]
     for seed in seeds:
         job = Job(index=1, task_id="t-1", config=BuildConfig(seed=9), world=dataclasses.replace(world, seed=seed),
                   testbed=testbed, staging=tmp_path)
         offline_roles.world_notes("email", job)
         offline_roles._office_facts(job, Workspace(testbed, now=world.now))
-    assert len(offline_roles._WORLD_READS) == offline_roles.KEPT_WORLDS
-    assert (str(testbed), seeds[0]) not in offline_roles._WORLD_READS
-    assert (str(testbed), seeds[-1]) in offline_roles._WORLD_READS
+    assert len(world_reads._WORLD_READS) == world_reads.KEPT_WORLDS
+    assert (str(testbed), seeds[0]) not in world_reads._WORLD_READS
+    assert (str(testbed), seeds[-1]) in world_reads._WORLD_READS
     first = Job(index=1, task_id="t-1", config=BuildConfig(seed=9), world=dataclasses.replace(world, seed=seeds[0]),
                 testbed=testbed, staging=tmp_path)
     from surfers import explore
