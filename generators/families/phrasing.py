@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import cast
 
 import jinja2
-from jinja2 import meta
+from jinja2 import meta, nodes
 
 FAMILY_TEMPLATES = Path(__file__).resolve().parents[2] / "templates" / "families"
 MIN_PHRASES = 5
@@ -35,9 +35,41 @@ class FamilyDefinitionError(ValueError):
 
 
 @dataclass(frozen=True)
+class Query:
+    """A query's template; one that is only text and slots (every one so far) also as its parts
+    (text, or the name of a slot), joined without Jinja: a render made a Jinja context each time,
+    for a few slots of plain text, in every draft (and in each of a task's sibling drafts)."""
+
+    template: jinja2.Template
+    parts: tuple[tuple[str, bool], ...] | None  # (text, is a slot's name); None: rendered by Jinja
+
+    def render(self, **slots: str) -> str:
+        if self.parts is not None and all(text in slots for text, slot in self.parts if slot):
+            return "".join(str(slots[text]) if slot else text for text, slot in self.parts)
+        return self.template.render(**slots)  # a slot not given: Jinja's error for it
+
+
+def _plain_parts(tree: nodes.Template) -> tuple[tuple[str, bool], ...] | None:
+    """The parts of a template that is only text and slots (as Jinja outputs them: the text as
+    parsed, a slot as ``str`` of its value), or None."""
+    parts: list[tuple[str, bool]] = []
+    for output in tree.body:
+        if not isinstance(output, nodes.Output):
+            return None
+        for node in output.nodes:
+            if type(node) is nodes.TemplateData:
+                parts.append((node.data, False))
+            elif type(node) is nodes.Name and node.ctx == "load":
+                parts.append((node.name, True))
+            else:
+                return None
+    return tuple(parts)
+
+
+@dataclass(frozen=True)
 class Phrasing:
     intents: tuple[str, ...]
-    queries: tuple[jinja2.Template, ...]
+    queries: tuple[Query, ...]
     query_slots: tuple[frozenset[str], ...]
 
     def intent(self, rng: random.Random) -> str:
@@ -76,12 +108,15 @@ def _strings(data: dict, key: str, label: str) -> list[str]:
     return value
 
 
-def _slots(text: str, where: str, *, compiled: bool = True) -> tuple[jinja2.Template | None, frozenset[str]]:
-    """The template of ``text`` (compiled from its parse, when ``compiled``) and the names it uses."""
+def _slots(text: str, where: str, *, compiled: bool = True) -> tuple[Query | None, frozenset[str]]:
+    """The query of ``text`` (compiled from its parse, when ``compiled``) and the names it uses."""
     try:
         tree = _ENV.parse(text)
         names = frozenset(meta.find_undeclared_variables(tree))
-        return (_ENV.from_string(tree) if compiled else None), names
+        if not compiled:
+            return None, names
+        parts = _plain_parts(tree)  # before compiling: the compiler's optimiser may rework the tree
+        return Query(_ENV.from_string(tree), parts), names
     except jinja2.TemplateSyntaxError as exc:
         raise FamilyDefinitionError(f"{where}: not a valid template ({exc.message})") from None
 
@@ -118,7 +153,7 @@ def _load(name: str, folder: Path) -> Phrasing:
         if extra:
             raise FamilyDefinitionError(f"{label}: queries[{i}]: unknown slot {extra[0]!r} "
                                         f"(slots: {', '.join(sorted(QUERY_SLOTS))})")
-        queries.append(cast(jinja2.Template, template))  # compiled
+        queries.append(cast(Query, template))  # compiled
         needs.append(names)
     if not any(not n for n in needs):
         raise FamilyDefinitionError(f"{label}: queries: at least one query must take no slots")

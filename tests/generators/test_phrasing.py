@@ -146,3 +146,35 @@ def test_every_definition_file_error_is_reported_as_one_line():
         assert _definition_error(cls("file:1: what is wrong"))
     assert not _definition_error(ValueError("a bug, shown with its traceback"))
     assert not _definition_error(KeyError("templates"))
+
+
+def test_a_plain_query_is_joined_as_jinja_renders_it():
+    """A query of text and slots alone is joined without Jinja: for every family's queries, with
+    slot values of every kind (braces, markup, white space, non-ASCII, a number), the same text as
+    Jinja's render; a template with more than slots is rendered by Jinja, and a slot not given
+    is Jinja's error."""
+    import jinja2
+
+    from generators.families.phrasing import QUERY_SLOTS, _slots
+
+    values = ["the budget", "{{ about }}", "<b>R&D</b>", "  two  spaces\nand a line ", "Zoë's café", "", "%s {0}",
+              "\\n", 42]
+    rng = random.Random(3)
+    plain = 0
+    for name, fam in FAMILIES.items():
+        for query, needs in zip(fam.phrasing.queries, fam.phrasing.query_slots):
+            plain += query.parts is not None
+            for _ in range(6):
+                slots = {slot: rng.choice(values) for slot in QUERY_SLOTS}
+                assert query.render(**slots) == query.template.render(**slots), name
+    assert plain
+    for text in ("{{ about|upper }} now", "{% if about %}{{ about }}{% endif %}", "{{ 'x' }}{{ about }}",
+                 "a {{ about }}\n", "{{ about }}{{ about }} {{ what }}", "no slots at all"):
+        query, _ = _slots(text, "test")
+        assert query is not None
+        for value in values:
+            assert query.render(about=value, what="w") == query.template.render(about=value, what="w"), text
+    query, _ = _slots("About {{ about }}", "test")
+    assert query is not None and query.parts is not None
+    with pytest.raises(jinja2.UndefinedError):
+        query.render(what="w")
