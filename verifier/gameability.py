@@ -100,7 +100,9 @@ _CLOCK_WORD_RE = re.compile(r"\b(?:noon|midnight)\b")
 
 @registry_cache(maxsize=1)
 def _extension_re() -> re.Pattern[str]:
-    return re.compile(rf"(?<=\w)\.(?:{file_extensions()})(?![\w])", re.IGNORECASE)
+    """A dot after a word character, then a file extension (the word character is looked for
+    behind the dot, so that the pattern starts with the dot: the engine jumps from dot to dot)."""
+    return re.compile(rf"\.(?<=\w\.)(?:{file_extensions()})(?![\w])", re.IGNORECASE)
 
 
 def normalize(text: str) -> str:

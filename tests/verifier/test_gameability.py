@@ -67,6 +67,29 @@ def test_has_value_token(text: str, expected: bool):
     assert has_value_token(text) is expected
 
 
+def test_the_extension_test_finds_what_a_look_behind_first_pattern_finds():
+    """The file-extension test starts at the dot and looks behind it for the word character: over
+    texts of dots, extensions, case, digits and non-ASCII words it finds a file name exactly where
+    the pattern with the look-behind first does."""
+    import random
+    import re
+
+    from generators.specifics import file_extensions
+    from verifier.gameability import _extension_re
+
+    before = re.compile(rf"(?<=\w)\.(?:{file_extensions()})(?![\w])", re.IGNORECASE)
+    pieces = ["a", "Zoë", "_", "7", " ", ".", "..", "-", "/", "@", "\n", "xlsx", "DOCX", "pdf", "Pdfs", "txt",
+              "csv", ".eml", "é", "(", ")", ",", "report", "x.Ics"]
+    rng = random.Random(5)
+    found = 0
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        want = [m.span() for m in before.finditer(text)]
+        assert [m.span() for m in _extension_re().finditer(text)] == want, text
+        found += bool(want)
+    assert found > 500
+
+
 @pytest.mark.parametrize("text", [
     "Noted.", "Will do!", "Got it, Zara.", "Understood, thanks.", "Okay, it's on my list.",
     "I'll remember that.", "I\u2019ll keep it handy.", "Sure, I'll take care of that.", "I will make sure it happens.",
