@@ -25,14 +25,15 @@ _SIGN_OFF = re.compile(r"^(best|kind regards|regards|many thanks|thanks|cheers|a
 _ISO_DAY = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 
 
-def _workday(start: date, ahead: int) -> date:
-    """The ``ahead``-th working day after ``start``."""
+def _workdays(start: date, count: int) -> list[date]:
+    """The first ``count`` working days after ``start``, in order."""
+    days: list[date] = []
     day = start
-    while ahead > 0:
+    while len(days) < count:
         day += timedelta(days=1)
         if day.weekday() < 5:
-            ahead -= 1
-    return day
+            days.append(day)
+    return days
 
 
 def written_day(day: date) -> str:
@@ -77,7 +78,7 @@ def _taken_days(draft: TaskDraft, now: datetime) -> set[date]:
     values = [v for m in draft.memory for v in (m.value, *m.superseded, *(d.value for d in m.distractors))]
     plans = [draft.oracle, draft.baseline, *(m.plan for m in draft.misreadings)]
     written = json.dumps([draft.evaluation, [[c.args for c in plan] for plan in plans]], default=str)
-    days = {d for d in map(value_time, _ISO_DAY.findall(written)) if isinstance(d, date)}
+    days = {d for d in map(value_time, set(_ISO_DAY.findall(written))) if isinstance(d, date)}  # each day once
     for value in values:
         when = value_time(str(value), now.date() - timedelta(days=60))
         if when is not None:
@@ -105,7 +106,7 @@ def with_follow_up_day(rng: random.Random, now: datetime, draft: TaskDraft) -> T
         return draft
     recipient = check["args"]["recipient"]
     taken = _taken_days(draft, now)
-    free = [d for d in (_workday(now.date(), k) for k in range(1, 10)) if d not in taken]
+    free = [d for d in _workdays(now.date(), 9) if d not in taken]
     if len(free) < 3:
         return draft
     day = rng.choice(free[1:7])
