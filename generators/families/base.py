@@ -304,7 +304,13 @@ def own_words(message: dict[str, Any]) -> str:
     """A mail's body without the message it quotes or forwards (``On ... wrote:``, ``>`` lines, a
     ``Forwarded message`` block): a question, a date or a figure quoted in a reply or passed on in a
     forward belongs to the first sender, not to the one who replied or forwarded it."""
-    body = str(message.get("body", ""))
+    return _own_words(str(message.get("body", "")))
+
+
+@lru_cache(maxsize=1024)
+def _own_words(body: str) -> str:
+    """:func:`own_words` of a body, kept for the latest bodies: a task and its sibling drafts read
+    the same office's mails, family after family."""
     for cut in (_QUOTE_HEAD_RE.search(body), _FORWARD_RE.search(body)):
         body = body[:cut.start()] if cut else body
     return "\n".join(line for line in body.splitlines() if not line.lstrip().startswith(">"))
