@@ -347,6 +347,13 @@ class TaskRecord(_Open):
             kept = self._plain_dialogue = (self.dialogue, [s.to_dict() for s in self.dialogue])
         return kept[1]
 
+    def keep_dialogue_dicts(self, plain: list[dict[str, Any]]) -> None:
+        """Take ``plain``, the dicts the sessions were validated from, as :meth:`dialogue_dicts`,
+        so they are not dumped again. Only for dicts that are what the sessions dump to: each
+        object's keys in its fields' order and each value of the type the field holds, so that
+        the validation took them as given (shared, not to be changed)."""
+        self._plain_dialogue = (self.dialogue, plain)
+
     def criteria(self) -> list[dict[str, Any]]:
         """The ``evaluation`` list as the evaluator takes it."""
         return [c.to_dict() for c in self.evaluation]
