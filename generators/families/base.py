@@ -304,16 +304,21 @@ def own_words(message: dict[str, Any]) -> str:
     """A mail's body without the message it quotes or forwards (``On ... wrote:``, ``>`` lines, a
     ``Forwarded message`` block): a question, a date or a figure quoted in a reply or passed on in a
     forward belongs to the first sender, not to the one who replied or forwarded it."""
-    return _own_words(str(message.get("body", "")))
+    body = str(message.get("body", ""))
+    return _kept_own_words(body) if len(body) <= MAX_KEPT_BODY else _own_words(body)
 
 
-@lru_cache(maxsize=1024)
+MAX_KEPT_BODY = 16 * 1024  # a longer body (a stranger's office may hold one) is read every time, not held
+
+
 def _own_words(body: str) -> str:
-    """:func:`own_words` of a body, kept for the latest bodies: a task and its sibling drafts read
-    the same office's mails, family after family."""
     for cut in (_QUOTE_HEAD_RE.search(body), _FORWARD_RE.search(body)):
         body = body[:cut.start()] if cut else body
     return "\n".join(line for line in body.splitlines() if not line.lstrip().startswith(">"))
+
+
+# the latest bodies' own words: a task and each of its sibling drafts read the same office's mails
+_kept_own_words = lru_cache(maxsize=1024)(_own_words)
 
 
 def left_out(nearest: list[str], listed: list[str], avoid: tuple[str, ...] = (), limit: int = 3) -> list[str]:

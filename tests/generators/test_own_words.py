@@ -1,5 +1,5 @@
 """A mail's own words, kept per body, against working them out afresh: the same text for every
-body, asked once or again, whatever else was asked between."""
+body, asked once or again, whatever else was asked between; a body too long to hold is read afresh."""
 
 from __future__ import annotations
 
@@ -26,3 +26,12 @@ def test_own_words_kept_per_body_equal_a_fresh_reading():
     messages = [{"body": rng.choice(bodies)} for _ in range(3000)] + [{}, {"body": None}, {"body": 42}]
     for message in messages:
         assert own_words(message) == _fresh(message)
+
+
+def test_a_long_body_is_read_every_time_not_held():
+    from generators.families import base
+
+    long_body = "Figures below.\n" + "> quoted 1,200 EUR\n" * (base.MAX_KEPT_BODY // 10)
+    held = base._kept_own_words.cache_info().currsize
+    assert own_words({"body": long_body}) == _fresh({"body": long_body}) == "Figures below."
+    assert base._kept_own_words.cache_info().currsize == held
