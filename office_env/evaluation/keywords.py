@@ -621,9 +621,19 @@ def spelled_numbers(text: str) -> list[int]:
     person often writes a count."""
     out = []
     for tens, unit, small in _SPELLED_RE.findall(text):
-        out.append(_TENS[tens.lower()] + (_UNITS.index(unit.lower()) if unit else 0) if tens
-                   else _UNITS.index(small.lower()))
+        out.append(_TENS[_ascii_word(tens)] + (_UNITS.index(_ascii_word(unit)) if unit else 0) if tens
+                   else _UNITS.index(_ascii_word(small)))
     return out
+
+
+# the letters outside ASCII that a case-blind pattern takes for an ASCII one ("ſeven" is matched as
+# "seven"), and that ``lower`` does not turn into it
+_CASE_BLIND_ASCII = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def _ascii_word(word: str) -> str:
+    """A number word ``_SPELLED_RE`` matched, as its lower-case ASCII spelling."""
+    return word.translate(_CASE_BLIND_ASCII).lower()
 
 
 def _month_keyword(keyword: Any) -> int | None:

@@ -161,3 +161,17 @@ def test_a_keywords_kind_is_kept_by_its_text_and_read_as_before(corpus):
     again = [kw._kind(k) for k in reversed(keywords)][::-1]
     assert first == again == [kw._kind_of(str(k)) for k in keywords]
     assert [kind for kind, _ in first[:5]] == ["number", "number", "text", "text", "number"]
+
+
+@pytest.mark.parametrize(("text", "numbers"), [
+    ("we paid \u017feven invoices", [7]),            # long s, which a case-blind pattern takes for "s"
+    ("\u017fIXTY-FIVE boxes", [65]),
+    ("\u0131tems: n\u0131ne and e\u0130ght", [9, 8]),  # dotless i and dotted capital I
+    ("\u212aeep twenty-\u017fix", [26]),              # Kelvin sign: "k" to the pattern, no number word
+])
+def test_a_number_word_in_letters_a_case_blind_match_takes_for_ascii_is_read_not_a_crash(text, numbers):
+    """An agent's mail or file is a stranger's text: the pattern for number words matches such
+    letters case-blind, so reading the word must take them as their ASCII letter (it raised before)."""
+    assert kw.spelled_numbers(text) == numbers
+    assert kw.missing(text, [str(numbers[0])]) == []
+    assert kw.missing(text, ["99"]) == ["99"]
