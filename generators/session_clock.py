@@ -50,12 +50,16 @@ def timestamps(day: date, n: int, rng: random.Random) -> list[str]:
     return out
 
 
+_TWO_DIGITS = tuple(f"{n:02d}" for n in range(60))  # an hour, minute or second as a stamp writes it
+
+
 def _stamp(midnight: datetime, prefix: str, seconds: int) -> str:
     """``midnight`` + ``seconds`` in ``_TS_FORMAT`` (``prefix``: the day in ``_DATE_FORMAT``);
-    built from the clock's digits within the day, since strftime on every turn adds up."""
+    built from the clock's digits within the day, since strftime (or a format spec) on every turn adds up."""
     if 0 <= seconds < 86400:
         hours, rest = divmod(seconds, 3600)
-        return f"{prefix}T{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+        minutes, rest = divmod(rest, 60)
+        return f"{prefix}T{_TWO_DIGITS[hours]}:{_TWO_DIGITS[minutes]}:{_TWO_DIGITS[rest]}"
     return (midnight + timedelta(seconds=seconds)).strftime(_TS_FORMAT)
 
 
@@ -74,19 +78,23 @@ class SessionClock:
         self.midnight = datetime.combine(day, time())
         self._prefix = self.midnight.strftime(_DATE_FORMAT)
         self._room = 86399
-
-    def _gap(self) -> int:
-        left = self._room - self.seconds
-        per_turn = left // max(1, self.budget - len(self.stamps))
-        return max(1, min(self.rng.randint(_GAP_MIN, _GAP_MAX), per_turn))
+        self._peeked: tuple[int, datetime] | None = None  # the last peek: asked again until the next tick
 
     def peek(self) -> datetime:
-        return self.midnight + timedelta(seconds=self.seconds)
+        peeked = self._peeked
+        if peeked is None or peeked[0] != self.seconds:
+            peeked = self._peeked = (self.seconds, self.midnight + timedelta(seconds=self.seconds))
+        return peeked[1]
 
     def tick(self, count: int = 1) -> None:
+        """Stamp ``count`` turns, each followed by a gap of 20-150 s, shorter when the turns left
+        (of ``budget``) would not fit before midnight otherwise."""
+        stamps, draw = self.stamps, self.rng.randrange  # randint(a, b) is randrange(a, b + 1)
         for _ in range(count):
-            self.stamps.append(_stamp(self.midnight, self._prefix, self.seconds))
-            self.seconds += self._gap()
+            seconds = self.seconds
+            stamps.append(_stamp(self.midnight, self._prefix, seconds))
+            per_turn = (self._room - seconds) // max(1, self.budget - len(stamps))
+            self.seconds = seconds + max(1, min(draw(_GAP_MIN, _GAP_MAX + 1), per_turn))
 
     def pause(self) -> None:
         """A break of 1.5-3 hours, if the rest of the session still fits before late evening."""

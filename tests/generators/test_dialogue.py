@@ -914,3 +914,39 @@ def test_no_user_line_echoes_the_work_as_a_question_or_says_someone_twice():
            "text": "someone else asked about annual leave last month"}  # a near miss as the writers word it
     for line in threads().lines[("distract", "any")]:
         assert line.render(ctx).lower().count("someone") == 1, line.where
+
+
+def test_the_session_clock_stamps_and_peeks_as_its_rule_says():
+    """A turn is stamped, then 20-150 s pass, fewer when the turns left of the budget would not
+    fit before midnight; a peek tells the time of the next stamp, also after a break (a peek is
+    remembered until the time moves on, so a stale one would show here)."""
+    from datetime import time
+
+    from generators.session_clock import _TS_FORMAT, SessionClock
+
+    for seed in range(200):
+        script, ours, theirs = random.Random(-seed), random.Random(seed), random.Random(seed)
+        day, turns = date(2024, 3, 1) + timedelta(days=seed), script.randrange(2, 3000)
+        clock = SessionClock(day, turns, ours)
+        window = theirs.choices(((8 * 3600, 10 * 3600 + 1800), (10 * 3600 + 1800, 13 * 3600),
+                                 (13 * 3600, 16 * 3600)), weights=(5, 2, 3))[0]
+        seconds, budget, stamps = theirs.randint(*window), max(1, turns + 4), []
+        midnight = datetime.combine(day, time())
+        for _ in range(script.randrange(1, 300)):
+            move = script.random()
+            if move < 0.3:
+                assert clock.peek() == midnight + timedelta(seconds=seconds)
+            elif move < 0.35:
+                clock.pause()
+                left, pause = max(0, budget - len(stamps)), theirs.randint(5400, 10800)
+                seconds += pause if seconds + pause + left * 150 < 21 * 3600 else 0
+            else:
+                count = script.randrange(1, 4)
+                clock.tick(count)
+                for _ in range(count):
+                    stamps.append((midnight + timedelta(seconds=seconds)).strftime(_TS_FORMAT))
+                    per_turn = (86399 - seconds) // max(1, budget - len(stamps))
+                    seconds += max(1, min(theirs.randint(20, 150), per_turn))
+        assert clock.stamps == stamps and clock.peek() == midnight + timedelta(seconds=seconds)
+        assert ours.random() == theirs.random()  # the same draws, in the same order
+
