@@ -45,6 +45,7 @@ from generators.model import MemoryPiece, Session, TaskDraft, Turn
 from generators.session_clock import SessionClock, working_days_before
 from generators.sibling_works import Sibling
 from generators.small_talk import WordingsExhausted
+from generators.small_talk.calendar_facts import WEEKDAYS
 from generators.spoken_time import is_relative, names_any, said_in, spoken
 from generators.thread_bank import OPENERS, REPLIES, SENTENCE_CUES, Decks, threads
 from generators.withheld import withheld_kind, withhold
@@ -254,6 +255,7 @@ class HistoryWriter:
         self.said: set[str] = set()
         # a name for the work of pieces that came without one
         self.abouts: dict[tuple[str, str] | str, str] = {}
+        self._clean_works: dict[str, bool] = {}  # work name -> clean(name) (see _clean_work)
         self.colleagues = [c for c in colleagues if c and clean(c)]
         self.absences = list(absences)
         self._free: dict[date, list[str]] = {}  # the colleagues in on a day (see _who)
@@ -412,7 +414,7 @@ class HistoryWriter:
     def _ctx(self, event: Event, when: datetime, answer: bool = False, opening: bool = False) -> dict[str, Any]:
         piece = event.piece
         work = event.about or (piece.about if piece is not None else "")
-        if work and self.clean(work):
+        if work and self._clean_work(work):
             about = self.names.pick(work, full=event.move == "raise", opening=opening,
                                     answer=answer,
                                     stated=event.move in ("state", "correct", "distract", "decline", "anchor"))
@@ -424,10 +426,18 @@ class HistoryWriter:
             about = self.abouts[key]
         return self._slots(about, when)
 
+    def _clean_work(self, work: str) -> bool:
+        """``clean(work)`` for a work's name, worked out once a history: a line's context asks it of
+        the same few works event after event (what ``clean`` reads never changes in a history)."""
+        found = self._clean_works.get(work)
+        if found is None:
+            found = self._clean_works[work] = self.clean(work)
+        return found
+
     def _slots(self, about: str, when: datetime) -> dict[str, Any]:
         """What a thread line may name (``thread_bank``'s slots but the value and a near miss)."""
         return {"about": about, "user": self.user,
-                "weekday": when.strftime("%A"), "when": _part_of_day(when), "who": self._who(when)}
+                "weekday": WEEKDAYS[when.weekday()], "when": _part_of_day(when), "who": self._who(when)}
 
     def _user_line(self, event: Event, when: datetime, answer: bool = False, opening: bool = False,
                    bare: bool = False) -> tuple[str, dict[str, tuple[str, ...]]]:

@@ -950,3 +950,22 @@ def test_the_session_clock_stamps_and_peeks_as_its_rule_says():
         assert clock.stamps == stamps and clock.peek() == midnight + timedelta(seconds=seconds)
         assert ours.random() == theirs.random()  # the same draws, in the same order
 
+
+def test_a_works_name_is_judged_clean_as_any_text_is():
+    """A line's context asks whether a work's name may be said once a history (``_clean_work``):
+    the answer is ``clean``'s, whether the name holds a task value, a checked answer, a line said
+    elsewhere or nothing of these; and two histories with other values judge the same name apart."""
+    from generators.dialogue_offline import HistoryWriter
+
+    piece = MemoryPiece("m1", "fact", "the pack is for the Vendor review", "Vendor review", cue="meeting_title",
+                        about="the review pack")
+    names = ["the Vendor review pack", "the review pack", "the Q3 budget", "the 14 invoices", "the offsite",
+             "The OFFSITE", "the  offsite", "vendor REVIEW notes", "the 2024 plan", ""]
+    for answers, banned in (((), ()), (("14",), ("the offsite",)), (("Q3 budget", "2024"), ())):
+        writer = HistoryWriter([piece], rng=random.Random(3), user_first="Alex", colleagues=["Sam"],
+                               answers=answers, banned=banned)
+        for _ in range(2):  # the second time from what was kept
+            assert [writer._clean_work(n) for n in names] == [writer.clean(n) for n in names]
+    kept = HistoryWriter([piece], rng=random.Random(3), user_first="Alex", answers=("14",))
+    other = HistoryWriter([piece], rng=random.Random(3), user_first="Alex")
+    assert kept._clean_work("the 14 invoices") is False and other._clean_work("the 14 invoices") is True
