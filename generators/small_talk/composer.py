@@ -81,6 +81,7 @@ class SmallTalk:
         colleague away; the small talk of those days does not name them."""
         self._avoid = avoid
         self._absent: dict[str, list[tuple[date, date]]] = {}
+        self._present_on: dict[date, list[str]] = {}  # day -> the colleagues in (see _present)
         for name, first, last in absences:
             self._absent.setdefault(name, []).append((first, last))
         self._aliases_base: dict[str, str] = {}
@@ -597,9 +598,7 @@ class SmallTalk:
         # is always set before it is read within an exchange (checked when the banks load).
         ctx = day.base
         rng = self._rng
-        names = self._colleagues
-        if self._absent:  # nobody the office shows away that day is in the day's talk
-            names = [c for c in names if not any(a <= when.date() <= b for a, b in self._absent.get(c, ()))] or names
+        names = self._present(when.date()) if self._absent else self._colleagues
         if names:
             i = int(rng.random() * len(names))
             ctx["colleague"] = names[i]
@@ -617,6 +616,15 @@ class SmallTalk:
             self._exchange_bits = self._slot_bits(ctx)
         flags = self._persona_flags | day.flags | self._time_flags(when) | self._kid_flags(ctx) | self._exchange_bits
         return ctx, flags, day.aliases
+
+    def _present(self, day: date) -> list[str]:
+        """The colleagues the day's talk may name: nobody the office shows away that day (all of
+        them when every one is away); worked out once a day, every exchange asks."""
+        found = self._present_on.get(day)
+        if found is None:
+            found = self._present_on[day] = [c for c in self._colleagues if not any(
+                a <= day <= b for a, b in self._absent.get(c, ()))] or self._colleagues
+        return found
 
     def _fitting(self, group: str, pairs: int, flags: int) -> tuple[str, ...]:
         """The topics of ``group`` that can make ``pairs`` pairs under ``flags`` (cached)."""

@@ -767,3 +767,19 @@ def test_a_follow_up_is_asked_once_a_day_even_when_the_talk_runs_dry():
         turns += [{"role": role, "text": text} for role, text in lines]
     found = same_question_answers([dialogue_record(turns)])
     assert found["asked"] >= 20 and found["same_day"] == 0, found
+
+
+def test_the_colleagues_in_on_a_day_are_those_no_span_shows_away():
+    """The day's talk names the colleagues the office does not show away that day, everyone when
+    all are away; kept per day, the answer is the same asked again and differs from day to day."""
+    start = date(2024, 5, 6)
+    pick = random.Random(5)
+    for seed in range(40):
+        names = ["Quentin", "Roswitha", "Ines", "Bao"][:1 + seed % 4]
+        spans = [(pick.choice(names), start + timedelta(days=a), start + timedelta(days=a + pick.randrange(4)))
+                 for a in (pick.randrange(-2, 9) for _ in range(pick.randrange(1, 5)))]
+        st = make(seed, colleagues=names, absences=spans)
+        for _ in range(2):
+            for day in (start + timedelta(days=i) for i in range(-3, 14)):
+                want = [c for c in names if not any(n == c and a <= day <= b for n, a, b in spans)] or names
+                assert st._present(day) == want, (spans, day)
