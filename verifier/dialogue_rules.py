@@ -486,27 +486,32 @@ def _turn_problems(sessions: list[Session], dates: list[date | None]) -> list[st
             problems.append(f"{label}: the session has no turns")
             continue
         last_ts: datetime | None = None
+        previous = ""  # the role of the turn before
         for number, turn in enumerate(session.turns, 1):
-            where = _where(session.day, number)
-            if turn.role not in ("user", "assistant"):
-                problems.append(f"{where}: unknown role {turn.role!r}")
-            elif number == 1 and turn.role != "user":
-                problems.append(f"{where}: the session is opened by the {turn.role}; the user opens each session")
-            elif number > 1 and turn.role == session.turns[number - 2].role:
-                problems.append(f"{where}: two {turn.role} turns in a row (turns {number - 1} and {number}); "
-                                "roles must alternate")
+            role = turn.role
+            # (where a problem is, written out only for a problem: most turns have none)
+            if role not in ("user", "assistant"):
+                problems.append(f"{_where(session.day, number)}: unknown role {role!r}")
+            elif number == 1 and role != "user":
+                problems.append(f"{_where(session.day, number)}: the session is opened by the {role}; "
+                                "the user opens each session")
+            elif number > 1 and role == previous:
+                problems.append(f"{_where(session.day, number)}: two {role} turns in a row (turns {number - 1} "
+                                f"and {number}); roles must alternate")
+            previous = role
             if not isinstance(turn.text, str) or not turn.text.strip():
-                problems.append(f"{where}: empty turn")
+                problems.append(f"{_where(session.day, number)}: empty turn")
             try:
                 stamp = datetime.fromisoformat(turn.ts)
             except (TypeError, ValueError):
-                problems.append(f"{where}: bad timestamp {turn.ts!r} (expected YYYY-MM-DDTHH:MM:SS)")
+                problems.append(f"{_where(session.day, number)}: bad timestamp {turn.ts!r} "
+                                "(expected YYYY-MM-DDTHH:MM:SS)")
                 continue
             if day is not None and stamp.date() != day:
-                problems.append(f"{where}: timestamp {turn.ts} is not on the session date {day}")
+                problems.append(f"{_where(session.day, number)}: timestamp {turn.ts} is not on the session date {day}")
             if last_ts is not None and stamp <= last_ts:
-                problems.append(f"{where}: timestamp {turn.ts} is not after the previous turn's "
-                                f"({last_ts.isoformat(timespec='seconds')}); timestamps must increase")
+                problems.append(f"{_where(session.day, number)}: timestamp {turn.ts} is not after the previous "
+                                f"turn's ({last_ts.isoformat(timespec='seconds')}); timestamps must increase")
             last_ts = stamp
     return problems
 

@@ -451,6 +451,29 @@ def test_timestamp_off_the_session_date():
     _fails(broken, r"day 1 turn 1: timestamp .* not on the session date")
 
 
+def test_each_turn_problem_is_worded_in_full():
+    """The turn rules' lines, word for word: a generator repairs the spot a line names."""
+    from verifier.dialogue_rules import _turn_problems
+
+    day = date(2024, 5, 6)
+    turns = (Turn("assistant", "Hi.", "2024-05-06T09:00:00"), Turn("assistant", " ", "2024-05-06T09:00:00"),
+             Turn("bot", "Hm.", "bad"), Turn("user", "Ok.", "2024-05-07T09:01:00"),
+             Turn("user", "So.", "2024-05-06T08:00:00"))
+    assert _turn_problems([Session(1, day.isoformat(), turns), Session(2, "2024-05-07", ())], [day, None]) == [
+        "day 1 turn 1: the session is opened by the assistant; the user opens each session",
+        "day 1 turn 2: two assistant turns in a row (turns 1 and 2); roles must alternate",
+        "day 1 turn 2: empty turn",
+        "day 1 turn 2: timestamp 2024-05-06T09:00:00 is not after the previous turn's (2024-05-06T09:00:00); "
+        "timestamps must increase",
+        "day 1 turn 3: unknown role 'bot'",
+        "day 1 turn 3: bad timestamp 'bad' (expected YYYY-MM-DDTHH:MM:SS)",
+        "day 1 turn 4: timestamp 2024-05-07T09:01:00 is not on the session date 2024-05-06",
+        "day 1 turn 5: two user turns in a row (turns 4 and 5); roles must alternate",
+        "day 1 turn 5: timestamp 2024-05-06T08:00:00 is not after the previous turn's (2024-05-07T09:01:00); "
+        "timestamps must increase",
+        "day 2: the session has no turns"]
+
+
 def test_too_few_days():
     sessions = gen(seed=21, days=3)
     draft = planned(21, days=3)
