@@ -76,7 +76,14 @@ def capitalise_openings(text: str, said: str) -> str:
     """``text`` with ``said`` given a capital where it starts the text or a sentence of it."""
     if not _opens_sentence(text, said):
         return text
-    return re.sub(rf"(^|[.?!]\s+){re.escape(said)}", lambda m: m.group(1) + said[:1].upper() + said[1:], text)
+    return _sentence_opening(said).sub(lambda m: m.group(1) + said[:1].upper() + said[1:], text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _sentence_opening(said: str) -> re.Pattern[str]:
+    """``said`` where it starts a text or a sentence, compiled once: the patterns of a whole build
+    pass through ``re``'s own cache between one line and the next."""
+    return re.compile(rf"(^|[.?!]\s+){re.escape(said)}")
 
 
 def _opens_sentence(text: str, said: str) -> bool:

@@ -506,7 +506,7 @@ def test_a_spoken_value_takes_a_capital_where_it_opens_a_sentence_and_nowhere_el
     rng = random.Random(3)
     for _ in range(3000):
         text = "".join(rng.choice(["ab", "a", ". ", "? ", "!\n", " ", ",", ".", "B"]) for _ in range(rng.randrange(8)))
-        said = rng.choice(["ab", "a", "b", "ab a", "B", "1"])
+        said = rng.choice(["ab", "a", "b", "ab a", "B", "1", "a.", "a. ab"])  # one pattern kept per said
         plain = re.sub(rf"(^|[.?!]\s+){re.escape(said)}", lambda m: m.group(1) + said[:1].upper() + said[1:], text)
         assert capitalise_openings(text, said) == plain, (text, said)
 
