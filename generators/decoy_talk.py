@@ -55,11 +55,17 @@ def _day_of(when: date | datetime) -> date:
     return when.date() if isinstance(when, datetime) else when
 
 
-def names_task_day(text: str, said_on: date, values: Sequence[str]) -> bool:
+def task_days(said_on: date, values: Sequence[str]) -> set[date]:
+    """The days the task's ``values`` name, read on ``said_on`` (none for most tasks)."""
+    return {_day_of(t) for t in (value_time(v, said_on) for v in values) if t is not None}
+
+
+def names_task_day(text: str, said_on: date, values: Sequence[str], days: set[date] | None = None) -> bool:
     """Whether ``text``, said on ``said_on``, names a day that one of the task's ``values`` names
-    (the marks read days said in words, so no unmarked line may)."""
-    days = {_day_of(t) for t in (value_time(v, said_on) for v in values) if t is not None}
-    return any(_day_of(found.when) in days for found in read_times(text, said_on))
+    (the marks read days said in words, so no unmarked line may). ``days``: ``task_days(said_on,
+    values)``, when the caller keeps it; with none, the text is not read."""
+    days = task_days(said_on, values) if days is None else days
+    return bool(days) and any(_day_of(found.when) in days for found in read_times(text, said_on))
 
 
 class LineMaker(Protocol):

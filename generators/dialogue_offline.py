@@ -27,7 +27,7 @@ from datetime import date, datetime, time
 from typing import Any, Callable, Mapping, Sequence
 
 from generators.chances import HISTORY
-from generators.decoy_talk import DECOYS, DecoyTalk, TurnSpec, WriterLines, name_words, names_task_day
+from generators.decoy_talk import DECOYS, DecoyTalk, TurnSpec, WriterLines, name_words, names_task_day, task_days
 from generators.decoys import ToldJob
 from generators.english import mid_sentence
 from generators.history_plan import (
@@ -263,6 +263,7 @@ class HistoryWriter:
         # a name for the work of pieces that came without one
         self.abouts: dict[tuple[str, str] | str, str] = {}
         self._clean_works: dict[str, bool] = {}  # work name -> clean(name) (see _clean_work)
+        self._task_days: dict[date, set[date]] = {}  # a day -> the days the task's values name, read then
         self.colleagues = [c for c in colleagues if c and clean(c)]
         self.absences = list(absences)
         self._free: dict[date, list[str]] = {}  # the colleagues in on a day (see _who)
@@ -607,7 +608,11 @@ class HistoryWriter:
         said = [event.said, event.text, event.anchor]
         if event.piece is not None and (not event.piece.cue or event.piece.cue in SENTENCE_CUES):
             said.append(event.piece.text)
-        return all(self.clean(t) and not names_task_day(t, when.date(), self.values) and self.free_on(t, when)
+        day = when.date()
+        days = self._task_days.get(day)
+        if days is None:
+            days = self._task_days[day] = task_days(day, self.values)
+        return all(self.clean(t) and not names_task_day(t, day, self.values, days) and self.free_on(t, when)
                    for t in said if t)
 
     def thread_block(self, events: list[Event], clock: SessionClock) -> list[TurnSpec]:

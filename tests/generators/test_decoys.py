@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 import re
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 import pytest
 
@@ -222,3 +222,36 @@ def test_a_jobs_answers_name_their_work_as_often_as_the_tasks(monkeypatch):
     assert tasks >= 150 and jobs >= 200, drawn  # a gap of 0.15 is three standard errors
     assert abs(task_named / tasks - job_named / jobs) < 0.15, drawn
     assert 0.5 < job_named / jobs < 0.8, drawn
+
+
+def test_a_line_names_a_task_day_as_the_plain_reading_says_with_the_days_kept_or_not():
+    """``names_task_day`` with the task's days worked out by the caller (a history keeps them per
+    day) or by itself answers as reading the text's days against the values' does; a sibling's
+    detail that names the task's day is unsayable on the day it would name it, sayable on another."""
+    from generators.decoy_talk import names_task_day, task_days
+    from generators.dialogue_offline import HistoryWriter
+    from generators.history_plan import Event
+    from generators.spoken_time import read_times, value_time
+
+    def plain(text: str, said_on: date, values: list[str]) -> bool:
+        days = {t.date() if isinstance(t, datetime) else t for t in (value_time(v, said_on) for v in values) if t}
+        return any((f.when.date() if isinstance(f.when, datetime) else f.when) in days
+                   for f in read_times(text, said_on))
+
+    texts = ["Monday next week works", "tomorrow at 14:00 then", "see you on Monday", "the 27th", "no day here",
+             "Tuesday next week at 10:00", "by Friday", "next Monday, first thing"]
+    for values in (["2024-05-27"], ["report.xlsx", "14"], ["Monday June 3", "2024-05-28 14:00"], []):
+        for day in (date(2024, 5, 20) + timedelta(days=i) for i in range(0, 12, 3)):
+            for text in texts:
+                want = plain(text, day, values)
+                assert names_task_day(text, day, values) is want
+                assert names_task_day(text, day, values, task_days(day, values)) is want
+
+    task = MemoryPiece("m1", "fact", "follow up on 2024-05-27", "2024-05-27", cue="follow_up_day", about="the answer")
+    writer = HistoryWriter([task], rng=random.Random(1), user_first="Alex", colleagues=["Sam"])
+    sibling = MemoryPiece("w1", "fact", "the review is on Monday next week", "Monday next week", cue="meeting_day",
+                          about="the review")
+    event = Event("state", "w1", sibling, said="Monday next week")
+    for _ in range(2):  # the second time from the days kept
+        assert not writer.sayable(event, datetime(2024, 5, 20, 10))  # Monday next week is 2024-05-27
+        assert writer.sayable(event, datetime(2024, 5, 13, 10))
