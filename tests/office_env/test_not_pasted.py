@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from generators.model import TaskDraft, ToolCall
-from generators.paste_checks import paste_checks
+from generators.paste_checks import _read_tools, paste_checks
 from office_env.evaluation import evaluate_criteria, validate_criteria
 from office_env.evaluation.pasted import is_paste, line_keys
 from office_env.officebench_translate import to_officebench
@@ -71,3 +71,14 @@ def test_the_generator_adds_the_check_where_the_oracle_answers_and_not_where_it_
     assert set(answered[0]["args"]["source_lines"]) == KEYS  # the lines the read tool showed
     assert paste_checks(_draft(SOURCE), ws).evaluation == []  # a forward: there the paste is the answer
     assert to_officebench(answered).widened and not to_officebench(answered).lost
+
+
+def test_the_oracle_reads_run_with_the_registry_s_read_tools_made_again_for_new_apps(monkeypatch):
+    from office_env import apps
+    from office_env.tools import default_registry
+
+    kept = _read_tools()
+    assert kept is _read_tools()  # made once
+    assert kept.names == default_registry().read_only().names
+    monkeypatch.setattr(apps, "_generation", apps.generation() + 1)  # as register_app does
+    assert _read_tools() is not kept and _read_tools().names == default_registry().read_only().names
