@@ -476,13 +476,34 @@ def weekday_text(day) -> str:
 def present_on(inp: FamilyInput, day: date) -> list[tuple[str, str]]:
     """The colleagues (user, name) whose own mail does not say they are away on ``day`` (a holiday
     ahead, an out-of-office notice): nobody is invited to a meeting on a day they said they are out."""
+    away = _away_on(inp.notes, inp.user, day)
+    return [(u, n) for u, n in inp.colleagues if u not in away]
+
+
+# Every family drawn on a world (the task's and its siblings', each draft that mails someone) asks
+# who is away on a day, mostly today: the answer is kept per mail notes object (kept here beside
+# it, so an id stays its own), user and day. Families only read the notes, never change them.
+_AWAY: dict[tuple[int, str, date], tuple[dict[str, Any], frozenset[str]]] = {}
+_AWAY_MAX = 256
+
+
+def _away_on(notes: dict[str, dict[str, Any]], user: str, day: date) -> frozenset[str]:
+    """The senders (user names) whose mail in ``user``'s inbox says they are away on ``day``."""
+    email = notes.get("email", {})
+    key = (id(email), user, day)
+    known = _AWAY.get(key)
+    if known is not None and known[0] is email:
+        return known[1]
     away = set()
-    for m in inbox_of(inp.notes, inp.user):
+    for m in inbox_of(notes, user):
         when = m.get("date", "")
         span = _away_said(when, str(m.get("body", ""))) if isinstance(when, str) else _away_of(m)
         if span is not None and span[0] <= day <= span[1]:
             away.add(sender_user(m))
-    return [(u, n) for u, n in inp.colleagues if u not in away]
+    if len(_AWAY) >= _AWAY_MAX:
+        _AWAY.clear()
+    _AWAY[key] = (email, frozenset(away))
+    return frozenset(away)
 
 
 def _away_of(message: dict[str, Any]) -> tuple[date, date, bool] | None:

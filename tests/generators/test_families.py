@@ -734,3 +734,32 @@ def test_no_task_sends_work_to_a_colleague_away_on_its_day(worlds):
                 mails += bool(sent)
                 assert not sent & away, (world.seed, name, salt, sent & away)
     assert mails and away_seen
+
+
+def test_who_is_away_is_kept_per_mail_notes_user_and_day_as_read_afresh(worlds):
+    """``present_on`` keeps who is away per mail notes, user and day: the same as reading the inbox
+    again, over every world's notes and a copy with an empty mailbox, the user's inbox and a
+    colleague's, days around today, each asked twice with the others between."""
+    from datetime import datetime, time, timedelta
+
+    from generators.families import base
+    from generators.families.base import present_on
+
+    def afresh(notes, user, day):
+        spans = [(base.sender_user(m), base._away_of(m)) for m in base.inbox_of(notes, user)]
+        return {who for who, span in spans if span is not None and span[0] <= day <= span[1]}
+
+    asked = []
+    for world, _, notes in worlds:
+        colleagues = tuple((p.user, p.name) for p in world.colleagues)
+        for office in (notes, {**notes, "email": {"mailboxes": []}}):
+            for user in (world.user.user, world.colleagues[0].user):
+                for shift in range(-3, 21):
+                    asked.append((office, user, colleagues, world.now.date() + timedelta(days=shift)))
+    away_seen = 0
+    for office, user, colleagues, day in asked * 2:
+        inp = FamilyInput(random.Random(0), office, user, "Dana Reyes", colleagues, datetime.combine(day, time(9)))
+        away = afresh(office, user, day)
+        away_seen += bool(away)
+        assert present_on(inp, day) == [(u, n) for u, n in colleagues if u not in away]
+    assert away_seen
