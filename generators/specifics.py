@@ -285,6 +285,13 @@ def locate_specifics(instruction: str) -> list[tuple[int, int, Specific]]:
 
 def find_specifics(instruction: str) -> list[Specific]:
     """Every specific of ``instruction`` (see the module docstring), each once, in order."""
+    return list(_specifics(instruction))
+
+
+# the last texts' specifics (what a file names depends on the registered apps): a draft's
+# misreadings often write one text, read again against each output the oracle writes
+@registry_cache(maxsize=64)
+def _specifics(instruction: str) -> tuple[Specific, ...]:
     seen: set[tuple[str, str]] = set()
     out: list[Specific] = []
     for _, _, spec in locate_specifics(instruction):
@@ -292,7 +299,7 @@ def find_specifics(instruction: str) -> list[Specific]:
         if key not in seen:
             seen.add(key)
             out.append(spec)
-    return out
+    return tuple(out)
 
 
 # -- the check -----------------------------------------------------------------------------------

@@ -93,6 +93,22 @@ def test_each_specific_once_in_order_with_offsets():
     assert all(instruction[s:e] == spec.text for s, e, spec in spans)
 
 
+def test_a_text_s_kept_specifics_are_those_found_afresh_and_a_caller_s_list_is_its_own():
+    texts = ["Email Bob the memo.docx, then email Bob again.",
+             "Send Dana Reyes the 2025-03-04 totals: 1,250.50 USD by 14:30 (see data/q1_sales.xlsx).",
+             "Book 'Quarterly Review' on Tuesday May 7 at 3pm with Hugo and Zara.",
+             "Please tidy up the shared folder when you have time.", ""]
+    for text in texts * 2:  # each asked again after the others
+        first = find_specifics(text)
+        expected = []
+        for _, _, spec in locate_specifics(text):
+            if all((s.kind, s.text.lower()) != (spec.kind, spec.text.lower()) for s in expected):
+                expected.append(spec)
+        assert first == expected
+        first.append(Specific("person", "Nobody"))
+        assert find_specifics(text) == expected
+
+
 def test_nothing_specific():
     assert find_specifics("") == []
     assert find_specifics("Please tidy up the shared folder when you have time.") == []
