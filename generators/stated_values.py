@@ -24,6 +24,7 @@ import copy
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any, Protocol
 
 from generators.model import TaskDraft
@@ -102,8 +103,18 @@ def _masked(text: str, words: list[str]) -> str:
     for word in sorted({normalize(w) for w in words if w.strip()}, key=len, reverse=True):
         if word not in text:  # a pattern of the word alone finds nothing then: spared its pass
             continue
-        text = re.sub(rf"(?<![\w]){re.escape(word)}(?![\w])", lambda m: " " * len(m.group(0)), text)
+        text = _word_re(word).sub(_blank, text)
     return text
+
+
+@lru_cache(maxsize=1024)  # a target's keywords are blanked once for each kind of value, task after task
+def _word_re(word: str) -> re.Pattern[str]:
+    """``word`` standing alone (no word character either side)."""
+    return re.compile(rf"(?<![\w]){re.escape(word)}(?![\w])")
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group(0))
 
 
 def _names(draft: TaskDraft) -> dict[str, tuple[str, list[str]]]:

@@ -287,3 +287,24 @@ def test_the_export_keeps_a_task_without_its_stated_checks_and_says_so():
     assert translation.widened == ["[1] evaluate_stated_values: OfficeBench cannot check a value only where the "
                                    "output states it"]
     assert json.dumps(translation.criteria).count("evaluate_stated_values") == 0
+
+
+def test_the_required_words_are_blanked_as_a_pattern_of_each_word_alone_blanks_them():
+    """``_masked`` keeps each word's pattern; the text it leaves is the one a fresh pattern leaves,
+    over words with pattern characters, words inside others and words asked again in other texts."""
+    from generators.stated_values import _masked
+    from office_env.evaluation.keywords import normalize
+
+    def afresh(text, words):
+        for word in sorted({normalize(w) for w in words if w.strip()}, key=len, reverse=True):
+            text = re.sub(rf"(?<![\w]){re.escape(word)}(?![\w])", lambda m: " " * len(m.group(0)), text)
+        return text
+
+    texts = ["below 75 quantity: tea selection box (x2), 1.5 kg", "the q2 total is 3,249.61 usd.",
+             "hi elliot, see report.pdf and report.pdf.bak; c++ (beta) costs $5*2", "teatime, tea. tea-box"]
+    words = [["tea", "Tea selection box"], ["Q2", "3,249.61"], ["report.pdf", "c++", "(beta)", "$5*2"],
+             ["  ", "tea", "box"], ["Elliot", "e"]]
+    for _ in range(2):
+        for text in texts:
+            for chosen in words:
+                assert _masked(text, chosen) == afresh(text, chosen), (text, chosen)
