@@ -35,3 +35,24 @@ def test_a_misspelt_or_missing_argument_is_a_type_error_naming_the_check():
     with pytest.raises(TypeError, match=r"answer\(\) takes 0 positional arguments"):
         cr.answer("12")
 
+
+
+def test_a_builder_accepts_and_refuses_exactly_the_calls_its_signature_binds():
+    # the builders check a call's names against the schema and ask the signature only for its error
+    for name in CHECKS:
+        build = getattr(cr, name[len("evaluate_"):])
+        params = list(inspect.signature(build).parameters)
+        required = [p for p in params if inspect.signature(build).parameters[p].default is inspect.Parameter.empty]
+        for args in ({}, {p: 1 for p in params}, {p: 1 for p in required}, {**{p: 1 for p in params}, "stray": 1},
+                     {p: 1 for p in required[1:]}, {p: 1 for p in params[:1]}, {p: 1 for p in params[1:]}):
+            try:
+                inspect.signature(build).bind(**args)
+                binds = True
+            except TypeError as exc:
+                binds, error = False, str(exc)
+            if binds:
+                assert build(**args) == {"function": name, "args": args}
+            else:
+                with pytest.raises(TypeError) as raised:
+                    build(**args)
+                assert str(raised.value) == f"{name}: {error}"
