@@ -171,6 +171,8 @@ class Haystack:
         """Whether the text names ``day`` (year, month, day), with its year or without one."""
         if day in self.dates():
             return True
+        if str(day[2]) not in self.text and day[2] != _NO_DAY:
+            return False  # (see ``_NO_DAY``) spares reading the text's year-less dates with dateutil
         return _names_yearless(day, self.yearless())
 
     def days_of(self, month: int) -> set[int]:
@@ -373,6 +375,12 @@ def _yearless_in(text: str, day_first: bool | None = None) -> set[tuple[int, int
                       for _, m, d in written_dates.read(text[date_start:end], day_first)}
     found |= {(m, d, -1) for m, d in written_dates.numeric_yearless(text, day_first)}
     return found
+
+
+# a year-less date's day is one of its figures ("18" of "dec 18th", "5" of "05/12"), or the day dateutil
+# gives a date that writes none it can read as one ("dec 45" is December 2045): a text without the
+# figures of a day names it without a year only if it is that day
+_NO_DAY = written_dates.NO_YEAR.day
 
 
 def _names_yearless(day: tuple[int, int, int], yearless: set[tuple[int, int, int]]) -> bool:

@@ -16,7 +16,7 @@ from functools import lru_cache
 from dateutil import parser as _parser
 
 # the year a date written without one is read in: a leap year, so that 29 February is a date too
-_NO_YEAR = datetime(2000, 1, 1)
+NO_YEAR = datetime(2000, 1, 1)
 _FILLER_RE = re.compile(r"\bthe\s")  # "the 18th of December", "March the 5th": dateutil reads neither
 # a day and a month in numbers with no year after them: "21/10", "10/21" (a slash only: "10.5" is a
 # number, "10-12" a range)
@@ -33,7 +33,7 @@ def read(span: str, day_first: bool | None) -> frozenset[tuple[int, int, int]]:
     # way, being the only date it can be (dateutil swaps a three-part date itself, not a two-part one)
     for order in (True, False) if day_first is None else (day_first, not day_first):
         try:
-            moment = _parser.parse(text, dayfirst=order, yearfirst=False, default=_NO_YEAR)
+            moment = _parser.parse(text, dayfirst=order, yearfirst=False, default=NO_YEAR)
         except (ValueError, OverflowError):
             continue
         out.add((moment.year, moment.month, moment.day))
