@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, cast
+from typing import Any, Iterable, NamedTuple, cast
 
 from backends.task_record import TaskRecord, plan_calls
 from office_env.apps import get_app, registered_apps, registry_cache
@@ -235,28 +235,58 @@ def _parse_time(text: str) -> datetime | None:
     return None
 
 
+class _Reading(NamedTuple):
+    """A value as the trace compares it: its number, its time and its text (case and spaces
+    folded), each read from the value's text alone."""
+
+    number: float | None
+    time: datetime | None
+    text: str
+
+
+MAX_KEPT_READING_CHARS = 256  # a longer value is read again at each comparison, not kept
+
+
+def _read(value: Any) -> _Reading:
+    """``value``'s reading, the same one for the latest texts: a trace and the search for the
+    office's values compare every argument with every said value, each read again per pair."""
+    text = str(value)
+    return _kept_reading(text) if len(text) <= MAX_KEPT_READING_CHARS else _reading_of(text)
+
+
+@lru_cache(maxsize=4096)
+def _kept_reading(text: str) -> _Reading:
+    return _reading_of(text)
+
+
+def _reading_of(text: str) -> _Reading:
+    return _Reading(_number(text), _time(text), normalize(text))
+
+
 def same_value(a: Any, b: Any) -> bool:
     """Equal as numbers (within a cent), as times (to the minute) or as text (case and spaces
     folded)."""
-    na, nb = _number(a), _number(b)
-    if na is not None and nb is not None:
-        return abs(na - nb) <= TOLERANCE
-    ta, tb = _time(a), _time(b)
-    if ta is not None and tb is not None:
-        return ta.replace(second=0) == tb.replace(second=0)
-    return normalize(str(a)) == normalize(str(b))
+    return _same(_read(a), _read(b))
+
+
+def _same(a: _Reading, b: _Reading) -> bool:
+    if a.number is not None and b.number is not None:
+        return abs(a.number - b.number) <= TOLERANCE
+    if a.time is not None and b.time is not None:
+        return a.time.replace(second=0) == b.time.replace(second=0)
+    return a.text == b.text
 
 
 def _said_in(value: Any, memory_value: str) -> bool:
     """``value`` is the memory value, holds it (a path ``data/x.docx`` for ``x.docx``), or is a
     time the memory value states (``2025-03-26 13:00``)."""
-    if same_value(value, memory_value):
+    read, memory = _read(value), _read(memory_value)
+    if _same(read, memory):
         return True
-    text, said = normalize(str(value)), normalize(memory_value)
+    text, said = read.text, memory.text
     if len(said) >= 4 and (text.endswith("/" + said) or said == text.rsplit("/", 1)[-1]):
         return True
-    when = _time(value)
-    return when is not None and f"{when:%Y-%m-%d %H:%M}" in said
+    return read.time is not None and f"{read.time:%Y-%m-%d %H:%M}" in said
 
 
 _CLOCK_RE = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])")
@@ -322,8 +352,8 @@ def office_values(criteria: list[dict[str, Any]], said: Iterable[str]) -> list[s
 def _words_of(value: Any, memory_value: str) -> bool:
     """``value`` is whole words of the memory value: a sheet's header ``Invoice`` the chat says as
     part of its layout ``Invoice then Total``."""
-    text = normalize(str(value))
-    return bool(text) and f" {text} " in f" {normalize(memory_value)} "
+    text = _read(value).text
+    return bool(text) and f" {text} " in f" {_read(memory_value).text} "
 
 
 def _stem(path: str) -> str:

@@ -356,3 +356,56 @@ def test_what_a_list_leaves_out_must_be_office_rows_a_right_answer_can_omit():
                      ("Marcus", "is a name every mail between them holds")):
         args["body_excludes"] = [bad]
         assert any(why in p for p in traced(task, OFFICE).problems), bad
+
+
+def test_values_compare_with_their_kept_readings_as_read_afresh():
+    # a value's number, time and folded text are kept per text (verifier.trace._read): every
+    # comparison answers as reading both values again would, whatever type the value comes as
+    from datetime import datetime as _dt
+
+    import verifier.trace as tr
+
+    def number(v):
+        text = str(v).replace(",", "").strip()
+        return float(text) if tr._NUMBER_RE.match(text) else None
+
+    def time(v):
+        text = str(v).strip()
+        for fmt in tr._TIME_FORMATS:
+            try:
+                return _dt.strptime(text, fmt) if text[:4].isdigit() else None
+            except ValueError:
+                continue
+        return None
+
+    def fold(v):
+        return " ".join(str(v).split()).lower()
+
+    def same(a, b):
+        na, nb = number(a), number(b)
+        if na is not None and nb is not None:
+            return abs(na - nb) <= tr.TOLERANCE
+        ta, tb = time(a), time(b)
+        if ta is not None and tb is not None:
+            return ta.replace(second=0) == tb.replace(second=0)
+        return fold(a) == fold(b)
+
+    def said_in(value, memory):
+        if same(value, memory):
+            return True
+        text, said = fold(value), fold(memory)
+        if len(said) >= 4 and (text.endswith("/" + said) or said == text.rsplit("/", 1)[-1]):
+            return True
+        when = time(value)
+        return when is not None and f"{when:%Y-%m-%d %H:%M}" in said
+
+    values = [1, 1.0, "1", "1.004", "1,500", "1500", " 1500 ", 1500.001, -3, "-3.0", True, None, "", " ",
+              "2025-03-26 13:00", "2025-03-26T13:00:45", "2025-03-26 13:00:59", "2025-03-26", "data/report.docx",
+              "report.docx", "Report.DOCX", "Invoice", "Invoice  then Total", "on 2025-03-26 13:00 sharp",
+              ["a", 1], {"x": 2}, "x" * 300 + " 12", "X" * 300 + "  12", "2025-13-40 25:00", "²⁰²⁵-03-26 13:00"]
+    for a in values:
+        for b in values:
+            assert tr.same_value(a, b) == same(a, b), (a, b)
+            if isinstance(b, str):
+                assert tr._said_in(a, b) == said_in(a, b), (a, b)
+                assert tr._words_of(a, b) == (bool(fold(a)) and f" {fold(a)} " in f" {fold(b)} "), (a, b)
