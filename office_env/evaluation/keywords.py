@@ -470,16 +470,19 @@ class Keywords:
             normal = normal if normal is not None else normalize(text)
             if not self.amounts.isdisjoint(_amounts_in(normal)):
                 return True
-        spelled = self._spelled and _SPELLED_RE.search(text)
-        noon = self.clocks and _TEXT_NOON_RE.search(text.lower())
-        if (self.numbers or self.clocks or self.dates) and (_DIGIT_RE.search(text) or spelled or noon):
-            hay = Haystack(normal if normal is not None else normalize(text), normalized=True)
-            if self.clocks and not self.clocks.isdisjoint(hay.clocks()):
-                return True
-            if self.dates and any(hay.has_date(day) for day in self.dates):
-                return True
-            return bool(self.numbers) and not self.numbers.isdisjoint(hay.numbers())
-        return False
+        if not (self.numbers or self.clocks or self.dates):
+            return False
+        # a text without a digit holds none of them unless it spells a number or says noon: the
+        # quickest question first, the others only for a text it leaves open
+        if not (_DIGIT_RE.search(text) or (self._spelled and _SPELLED_RE.search(text))
+                or (self.clocks and _TEXT_NOON_RE.search(text.lower()))):
+            return False
+        hay = Haystack(normal if normal is not None else normalize(text), normalized=True)
+        if self.clocks and not self.clocks.isdisjoint(hay.clocks()):
+            return True
+        if self.dates and any(hay.has_date(day) for day in self.dates):
+            return True
+        return bool(self.numbers) and not self.numbers.isdisjoint(hay.numbers())
 
 
 # A minus sign counts only where it cannot be a hyphen (2024-05-31 reads as 2024, 5, 31).
