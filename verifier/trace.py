@@ -452,11 +452,12 @@ class _Tracer:
         for m in self.memory:
             if _said_in(value, str(m.get("value", ""))):
                 return str(m.get("id"))
-        words = normalize(str(value))
+        words = _read(value).text
         if len(words) >= 2:  # part of a stated requirement: "Invoice" of "Invoice then Total", "60" of "60 minutes"
+            number = _number(words) is not None
             for m in self.memory:
-                said = normalize(str(m.get("value", "")))
-                if _number(words) is not None and _CLOCK_RE.search(said):
+                said = _read(m.get("value", "")).text
+                if number and _CLOCK_RE.search(said):
                     continue  # "30" is not said by "14:30", nor "16" by "10:00-16:00"
                 if m.get("cue") in OUTPUT_CUES and words in said and re.search(rf"(?<!\w){re.escape(words)}(?!\w)",
                                                                                said):
