@@ -647,9 +647,12 @@ def _ascii_word(word: str) -> str:
     return word.translate(_CASE_BLIND_ASCII).lower()
 
 
+_MONTH_RE = re.compile(_MONTH)  # compiled once, not looked up in re's cache for each keyword
+
+
 def _month_keyword(keyword: Any) -> int | None:
     """The month (1-12) a keyword names by itself ("July", "Jul"), or None."""
-    match = re.fullmatch(_MONTH, normalize(str(keyword)))
+    match = _MONTH_RE.fullmatch(normalize(str(keyword)))
     return _MONTHS.index(match.group(1)) + 1 if match else None
 
 
