@@ -64,10 +64,16 @@ def test_another_tasks_replays_never_see_these_writes(testbed, tmp_path):
     assert Snapshot.of(testbed).diff(Snapshot.of(second.workspace("oracle").root)).empty
 
 
-def test_strangers_in_the_copy_are_removed_never_followed(testbed, tmp_path):
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "keep.txt").write_text("mine")
+@pytest.fixture
+def outside(tmp_path):
+    """A folder beside the work folder with a file of its own: what a link out of a copy leads to."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "keep.txt").write_text("mine")
+    return folder
+
+
+def test_strangers_in_the_copy_are_removed_never_followed(testbed, tmp_path, outside):
     replays = Replays(testbed, SAMPLE_NOW, tmp_path / "work", trusted=True)
     root = replays.workspace("first").root
     os.unlink(root / "data" / "readme.txt")
@@ -246,10 +252,7 @@ def test_the_replays_on_one_copy_share_its_workspace_and_a_new_copy_gets_its_own
     assert Snapshot.of(testbed).diff(Snapshot.of(made.root)).empty
 
 
-def test_a_copy_whose_root_became_a_link_is_never_followed(testbed, tmp_path):
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "keep.txt").write_text("mine")
+def test_a_copy_whose_root_became_a_link_is_never_followed(testbed, tmp_path, outside):
     replays = Replays(testbed, SAMPLE_NOW, tmp_path / "work", trusted=True)
     root = replays.workspace("first").root
     shutil.rmtree(root)
