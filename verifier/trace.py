@@ -36,6 +36,7 @@ from typing import Any, Iterable, NamedTuple, cast
 from backends.task_record import TaskRecord, plan_calls
 from office_env.apps import get_app, registered_apps, registry_cache
 from office_env.evaluation.keywords import Haystack, normalize, without_thousands
+from office_env.formats.built import remembered_text
 
 # Memory cues that state a requirement the criteria must check.
 OUTPUT_CUES = frozenset({
@@ -250,15 +251,10 @@ MAX_KEPT_READING_CHARS = 256  # a longer value is read again at each comparison,
 def _read(value: Any) -> _Reading:
     """``value``'s reading, the same one for the latest texts: a trace and the search for the
     office's values compare every argument with every said value, each read again per pair."""
-    text = str(value)
-    return _kept_reading(text) if len(text) <= MAX_KEPT_READING_CHARS else _reading_of(text)
+    return _reading_of(str(value))
 
 
-@lru_cache(maxsize=4096)
-def _kept_reading(text: str) -> _Reading:
-    return _reading_of(text)
-
-
+@remembered_text(4096, MAX_KEPT_READING_CHARS)
 def _reading_of(text: str) -> _Reading:
     return _Reading(_number(text), _time(text), normalize(text))
 

@@ -23,6 +23,7 @@ from generators.families.phrasing import FamilyDefinitionError, Phrasing, load_p
 from generators.model import Distractor, MemoryPiece, Misreading, TaskDraft, ToolCall
 from office_env.apps import office_apps
 from office_env.evaluation import builders as cr
+from office_env.formats.built import remembered_text
 from office_env.money import CODE
 from office_env.synthesis.check import away_span
 from office_env.synthesis.common import is_superseded
@@ -304,21 +305,18 @@ def own_words(message: dict[str, Any]) -> str:
     """A mail's body without the message it quotes or forwards (``On ... wrote:``, ``>`` lines, a
     ``Forwarded message`` block): a question, a date or a figure quoted in a reply or passed on in a
     forward belongs to the first sender, not to the one who replied or forwarded it."""
-    body = str(message.get("body", ""))
-    return _kept_own_words(body) if len(body) <= MAX_KEPT_BODY else _own_words(body)
+    return _own_words(str(message.get("body", "")))
 
 
 MAX_KEPT_BODY = 16 * 1024  # a longer body (a stranger's office may hold one) is read every time, not held
 
 
+# the latest bodies' own words: a task and each of its sibling drafts read the same office's mails
+@remembered_text(1024, MAX_KEPT_BODY)
 def _own_words(body: str) -> str:
     for cut in (_QUOTE_HEAD_RE.search(body), _FORWARD_RE.search(body)):
         body = body[:cut.start()] if cut else body
     return "\n".join(line for line in body.splitlines() if not line.lstrip().startswith(">"))
-
-
-# the latest bodies' own words: a task and each of its sibling drafts read the same office's mails
-_kept_own_words = lru_cache(maxsize=1024)(_own_words)
 
 
 def left_out(nearest: list[str], listed: list[str], avoid: tuple[str, ...] = (), limit: int = 3) -> list[str]:

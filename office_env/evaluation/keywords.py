@@ -49,6 +49,7 @@ from typing import Any, Callable, Iterable, Iterator, cast
 from text_to_num import alpha2digit
 
 from office_env.evaluation import written_dates
+from office_env.formats.built import remembered_text
 from office_env.money import CURRENCY_CODES, DOLLARS
 
 # The patterns that read a text start with what they must match first (a digit, a comma, a month's
@@ -218,15 +219,10 @@ def _kind(keyword: Any) -> tuple[str, Any]:
     (h, m)), ("date", (y, m, d)) or ("text", its normalized text). It depends on the keyword's text
     alone, so the latest keywords' are kept: a check reads each keyword three times per text it
     searches, and a search of the office once per file."""
-    text = str(keyword)
-    return _kept_kind(text) if len(text) <= MAX_KEPT_KEYWORD_CHARS else _kind_of(text)
+    return _kind_of(str(keyword))
 
 
-@lru_cache(maxsize=2048)
-def _kept_kind(text: str) -> tuple[str, Any]:
-    return _kind_of(text)
-
-
+@remembered_text(2048, MAX_KEPT_KEYWORD_CHARS)
 def _kind_of(text: str) -> tuple[str, Any]:
     """``_kind`` of a keyword written ``text`` (its value is immutable: it is kept)."""
     needle, number = _needle(text)

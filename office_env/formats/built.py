@@ -8,6 +8,8 @@ call raises it again. Calls whose text and bytes arguments are over ``MAX_CHARS`
 or whose arguments cannot be hashed (a list), are made every time, so a stranger's huge text is
 not held. A builder whose arguments are no key (an openpyxl workbook) keeps its results in a
 :class:`Kept` of its own, by a key it makes of what decides its bytes with :func:`key_part`.
+``remembered_text`` is the same for a reading of one text (what a keyword is, a mail's own words):
+a string is its own key, so the latest results are kept by ``functools.lru_cache``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from datetime import datetime
 from decimal import Decimal
-from functools import wraps
+from functools import lru_cache, wraps
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -90,3 +92,21 @@ def remembered(build: Callable[..., T]) -> Callable[..., T]:
 
     wrapper.cache_clear = kept.clear  # type: ignore[attr-defined]  # as functools.lru_cache's
     return wrapper
+
+
+def remembered_text(entries: int, max_chars: int) -> Callable[[Callable[[str], T]], Callable[[str], T]]:
+    """A pure reading of one text with the latest ``entries`` texts' results kept (immutable
+    results; an error is raised, not kept); a text over ``max_chars`` is read every time, so a
+    stranger's long text is not held. The reading's ``cache_clear`` and ``cache_info`` are
+    ``functools.lru_cache``'s, its ``__wrapped__`` reads afresh."""
+    def wrap(read: Callable[[str], T]) -> Callable[[str], T]:
+        kept = lru_cache(maxsize=entries)(read)
+
+        @wraps(read)
+        def reading(text: str) -> T:
+            return kept(text) if len(text) <= max_chars else read(text)
+
+        reading.cache_clear = kept.cache_clear  # type: ignore[attr-defined]  # as functools.lru_cache's
+        reading.cache_info = kept.cache_info  # type: ignore[attr-defined]
+        return reading
+    return wrap

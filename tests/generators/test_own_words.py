@@ -32,6 +32,6 @@ def test_a_long_body_is_read_every_time_not_held():
     from generators.families import base
 
     long_body = "Figures below.\n" + "> quoted 1,200 EUR\n" * (base.MAX_KEPT_BODY // 10)
-    held = base._kept_own_words.cache_info().currsize
+    held = base._own_words.cache_info().currsize
     assert own_words({"body": long_body}) == _fresh({"body": long_body}) == "Figures below."
-    assert base._kept_own_words.cache_info().currsize == held
+    assert base._own_words.cache_info().currsize == held

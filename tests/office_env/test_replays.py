@@ -10,7 +10,7 @@ import pytest
 
 from office_env import PathError, Snapshot, default_registry
 from office_env.formats import docx_io, eml_io, pdf_io
-from office_env.formats.built import Kept, remembered
+from office_env.formats.built import Kept, remembered, remembered_text
 from office_env.replays import COPY_NAME, Replays, replay_plan
 from office_env.sample import SAMPLE_NOW, write_sample_office
 
@@ -120,6 +120,26 @@ def test_the_tools_write_the_same_bytes_when_they_write_again(testbed, tmp_path)
     assert seen[0] == seen[1]
     assert seen[0]["data/new/memo.docx"] == docx_io.written.__wrapped__("Memo\nline", SAMPLE_NOW)
     assert seen[0]["Hi.eml"] == eml_io.build("alice", "zoe", "Hi", "4,200", SAMPLE_NOW)
+
+
+def test_remembered_text_keeps_the_latest_short_texts_and_never_a_long_one_or_an_error():
+    calls = []
+
+    @remembered_text(2, 5)
+    def read(text):
+        calls.append(text)
+        if text == "bad":
+            raise ValueError("bad")
+        return text.upper()
+
+    assert read("ab") == read("ab") == "AB" and calls == ["ab"]
+    assert read("toolong") == read("toolong") == "TOOLONG" and calls.count("toolong") == 2  # over 5: never kept
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            read("bad")
+    assert calls.count("bad") == 2
+    read("cd"), read("ef"), read("ab")  # two kept: "ab" went first
+    assert calls.count("ab") == 2 and read.cache_info().currsize == 2 and read.__wrapped__("x") == "X"
 
 
 def test_remembered_keeps_results_by_value_type_and_zone_and_never_an_error():
