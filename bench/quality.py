@@ -635,11 +635,23 @@ def print_lines(source: str, lines: list[dict[str, Any]]) -> None:
     print(source)
     width = max(len(line["figure"]) for line in lines)
     shown = min(40, max(len(line["shown"]) for line in lines))  # a long info line overflows
-    target = max(len(line["target"]) for line in lines)
+    target = max(len(_target(line)) for line in lines)
     for line in lines:
         print(f"  {line['figure']:{width}}  {line['shown']:>{shown}}  "
-              f"target {line['target']:{target}}  {line['status']}")
+              f"target {_target(line):{target}}  {line['status']}")
     print(f"{_met(lines)} targets met")
+    _print_info_legend([lines])
+
+
+def _target(line: dict[str, Any]) -> str:
+    """The target column: an info figure's target in brackets, as a reference it is not held to."""
+    return f"({line['target']})" if line["status"] == "info" and line["target"] != "-" else line["target"]
+
+
+def _print_info_legend(results: list[list[dict[str, Any]]]) -> None:
+    if any(line["status"] == "info" and line["target"] != "-" for lines in results for line in lines):
+        print("a target in brackets is shown for comparison, not held: the figure is info (a reader given "
+              "the query's words, or a reader trained on the seeds it is scored on; see the module's docstring)")
 
 
 def _met(lines: list[dict[str, Any]]) -> str:
@@ -654,7 +666,7 @@ def print_table(results: dict[str, list[dict[str, Any]]], cell: int = 30) -> Non
         order += [line["figure"] for line in lines if line["figure"] not in order]
     by_build = {kind: {line["figure"]: line for line in lines} for kind, lines in results.items()}
     width = max(len(f) for f in order)
-    targets = {f: " / ".join(dict.fromkeys(b[f]["target"] for b in by_build.values() if f in b)) for f in order}
+    targets = {f: " / ".join(dict.fromkeys(_target(b[f]) for b in by_build.values() if f in b)) for f in order}
     twidth = min(24, max(len(t) for t in targets.values()))
     print(f"{'figure':{width}}  {'target':{twidth}}  " + "  ".join(f"{kind:{cell + 5}}" for kind in results))
     for figure in order:
@@ -662,11 +674,12 @@ def print_table(results: dict[str, list[dict[str, Any]]], cell: int = 30) -> Non
         for lines in by_build.values():
             line = lines.get(figure)
             text = "" if line is None else (f"{line['shown'][:cell]:{cell}} "
-                                            f"{'' if line['status'] == 'info' else line['status']}")
+                                            f"{line['status']}")
             cells.append(f"{text:{cell + 5}}")
         print(f"{figure:{width}}  {targets[figure][:twidth]:{twidth}}  " + "  ".join(cells))
     print(f"{'targets met':{width}}  {'':{twidth}}  "
           + "  ".join(f"{_met(lines):{cell + 5}}" for lines in results.values()))
+    _print_info_legend(list(results.values()))
 
 
 def _arguments() -> argparse.Namespace:

@@ -84,6 +84,11 @@ def test_standard_and_plus_builds_in_one_table_and_the_cache_is_reused(tmp_path:
     header = next(line for line in second.stdout.splitlines() if line.startswith("figure"))
     assert "standard" in header and "plus" in header
     assert "targets met" in second.stdout
+    # an info figure's target is a reference in brackets, its status says info, and a line says why
+    overlap = next(line for line in second.stdout.splitlines()
+                   if line.startswith("tfidf_logreg + query overlap: isolates"))
+    assert "(<= 10 %)" in overlap and "info" in overlap and "PASS" not in overlap and "MISS" not in overlap
+    assert "shown for comparison, not held" in second.stdout
     (cache / "standard-n2-s3.code").write_text("another code's build")  # written before a change: built again
     third = run(*args)
     assert third.returncode == 0, third.stderr
