@@ -128,11 +128,17 @@ class Workspace:
         return found if found is not None else self.resolve(f"{CALENDAR_DIR}/{name}.ics", field=field)
 
     def find_user_entry(self, folder: str, name: str, suffix: str = "") -> Path | None:
-        """The entry ``folder/<name><suffix>``, matched exactly first, then ignoring case."""
+        """The entry ``folder/<name><suffix>``, matched exactly first, then ignoring case. An exact
+        entry with no link on its way is known by ``resolve``'s own look at each part (a mailbox is
+        looked up by every call and check of the mail)."""
+        relpath = f"{folder}/{name}{suffix}"
+        parts = relative_parts(relpath)
+        if self._below(parts) == "plain":  # every part an existing entry, none a link: what resolve gives
+            return Path("/".join((self._root_text, *parts)))
         base = self.root / folder
         exact = base / f"{name}{suffix}"
         if exact.exists():
-            return self.resolve(f"{folder}/{name}{suffix}")
+            return self.resolve(relpath)
         if base.is_dir():
             wanted = f"{name}{suffix}".lower()
             for entry in sorted(base.iterdir()):
@@ -236,13 +242,22 @@ def relative_parts(relpath: object, *, field: str = "path", allow_parent: bool =
 
 
 def atomic_write(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` so that readers see the old or the new file, never half."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    """Write ``data`` to ``target`` so that readers see the old or the new file, never half. The
+    folder is made only when the temporary file finds none (a missing folder, or a file in its
+    place, which making the folder refuses as before): it almost always exists."""
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; written files are ordinary shared files
+        fd, tmp = _temporary(target)
+    except (FileNotFoundError, NotADirectoryError):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _temporary(target)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, 0o644)  # mkstemp creates 0600; written files are ordinary shared files
+        finally:
+            os.close(fd)
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -250,3 +265,8 @@ def atomic_write(target: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def _temporary(target: Path) -> tuple[int, str]:
+    """A new temporary file beside ``target``, open for writing (its descriptor and path)."""
+    return tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

@@ -219,6 +219,40 @@ def test_mailbox_symlinked_outside_is_refused(ws, testbed, outside):
         ws.mailbox("EVE")
 
 
+def _entry_as_found_by_following_links(ws, folder, name, suffix=""):
+    """``find_user_entry`` as it was written before its fast path: the exact entry by ``exists``
+    (following links), then a case-blind match."""
+    base = ws.root / folder
+    if (base / f"{name}{suffix}").exists():
+        return ws.resolve(f"{folder}/{name}{suffix}")
+    if base.is_dir():
+        for entry in sorted(base.iterdir()):
+            if entry.name.lower() == f"{name}{suffix}".lower():
+                return ws.resolve(f"{folder}/{entry.name}")
+    return None
+
+
+def test_find_user_entry_finds_what_following_links_finds(ws, testbed, outside):
+    emails, calendar = testbed / "emails", testbed / "calendar"
+    (emails / "Carol").mkdir()
+    (emails / "dave").write_text("a file where a mailbox would be", encoding="utf-8")
+    os.symlink(emails / "alice", emails / "ally")  # a link to a mailbox inside
+    os.symlink(emails / "gone", emails / "ghost")  # a dangling link inside
+    os.symlink(outside, emails / "eve")  # a link out
+    os.symlink(calendar / "alice.ics", calendar / "al.ics")
+    (testbed / "data" / "emails").mkdir()
+    for folder, suffix in (("emails", ""), ("calendar", ".ics"), ("data/emails", ""), ("nowhere", "")):
+        for name in ("alice", "ALICE", "carol", "Carol", "dave", "ally", "ALLY", "ghost", "eve", "Eve", "al", "zed"):
+            try:
+                expected = _entry_as_found_by_following_links(ws, folder, name, suffix)
+            except PathError as exc:
+                with pytest.raises(PathError, match="outside the testbed"):
+                    ws.find_user_entry(folder, name, suffix)
+                assert "outside the testbed" in str(exc)
+                continue
+            assert ws.find_user_entry(folder, name, suffix) == expected, (folder, name)
+
+
 def test_bad_user_is_refused_by_mailbox_and_calendar(ws):
     with pytest.raises(PathError, match="owner: '../alice' is not a valid user name"):
         ws.mailbox("../alice", field="owner")
@@ -391,6 +425,22 @@ def test_write_bytes_creates_folders(ws, testbed):
     ws.write_bytes("data/sub/deeper/new.bin", b"\x00\x01")
     assert (testbed / "data" / "sub" / "deeper" / "new.bin").read_bytes() == b"\x00\x01"
     assert stray_temp_files(testbed) == []
+
+
+def test_write_bytes_under_a_file_is_refused_as_making_its_folder_refuses(ws, testbed):
+    with pytest.raises(FileExistsError):  # the folder "data/readme.txt" cannot be made: a file holds its name
+        ws.write_bytes("data/readme.txt/inner.txt", b"x")
+    assert (testbed / "data" / "readme.txt").read_text(encoding="utf-8") == "Plain text file for the team.\n"
+    assert stray_temp_files(testbed) == []
+
+
+def test_written_files_are_ordinary_shared_files(ws, testbed):
+    old = os.umask(0o077)
+    try:
+        target = ws.write_bytes("data/new/shared.txt", b"x")
+    finally:
+        os.umask(old)
+    assert target.stat().st_mode & 0o777 == 0o644
 
 
 def test_write_bytes_refuses_escapes(ws, tmp_path):
