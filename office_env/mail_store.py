@@ -48,7 +48,7 @@ def scan(ws: Workspace, user: str, field: str = "user") -> tuple[list[tuple[str,
     files = []
     for entry in _listing(folder):
         # one look per message (the listing's type, one lstat): a mailbox is read by every check of the mail
-        if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+        if not entry.is_file(follow_symlinks=False):  # a link or a folder is no message
             continue
         try:
             st = entry.stat(follow_symlinks=False)
@@ -148,7 +148,8 @@ def deliver(ws: Workspace, sender: str, recipient: str, subject: str, body: str)
         if folder in folders:
             continue
         folders.add(folder)
-        folder.mkdir(parents=True, exist_ok=True)
+        if not folder.is_dir():  # made only when missing (a file in its place: mkdir refuses, as before)
+            folder.mkdir(parents=True, exist_ok=True)
         name = _file_name(folder, subject)
         ws.write_bytes(f"{ws.relative(folder)}/{name}", data)
         ids.append(name)
