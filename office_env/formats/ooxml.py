@@ -6,7 +6,10 @@ which stamp the entry with the clock; openpyxl also writes the save time into
 ``docProps/core.xml``. While ``reproducible_zip`` is active, those calls get a fixed entry time,
 fixed core-property dates and fast (level 1) deflate, so the package is written once, already
 reproducible, instead of being re-zipped afterwards. The patch is process-wide for the duration of
-one save, so a lock serialises saves.
+one save, so a lock serialises saves. Most parts of a package are the same bytes save after save
+(a theme, the styles, a workbook's part, all of a new document but its body), so their deflated
+bytes are kept (``MAX_KEPT_PARTS`` parts of at most ``MAX_KEPT_PART_BYTES`` each, by their bytes)
+and deflate runs only for parts not seen lately.
 
 Reading goes through :func:`open_package` (and :func:`stored_copy` for parsers that read whole
 members): a package from a stranger may be a zip bomb, so its directory is checked against the
@@ -25,16 +28,19 @@ import io
 import re
 import threading
 import zipfile
+import zlib
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from office_env.errors import CorruptFileError
 from office_env.formats.bounded import over_limit, read_bytes, size_text
+from office_env.formats.built import Kept
 from office_env.limits import MAX_PACKAGE_MEMBERS, MAX_PACKAGE_RATIO, MAX_PACKAGE_UNCOMPRESSED, MiB
 
 DEFAULT_STAMP = datetime(2020, 1, 1, 9, 0, 0)
+LEVEL = 1  # the deflate level of every part written while reproducible_zip is active
 
 _CORE_TIME_RE = re.compile(
     rb"(<dcterms:(?:created|modified)\b[^>]*>)[^<]*(</dcterms:(?:created|modified)>)"
@@ -42,6 +48,44 @@ _CORE_TIME_RE = re.compile(
 _LOCK = threading.Lock()
 _ORIGINAL_WRITESTR = zipfile.ZipFile.writestr
 _ORIGINAL_WRITE = zipfile.ZipFile.write
+_ORIGINAL_GET_COMPRESSOR = zipfile._get_compressor  # type: ignore[attr-defined]  # how a member being written gets its compressor
+
+MAX_KEPT_PARTS = 128
+MAX_KEPT_PART_BYTES = 64 * 1024  # a larger part (a big sheet: written once) is deflated every time
+_DEFLATED: Kept[bytes] = Kept(MAX_KEPT_PARTS)
+
+
+def _deflate(data: bytes) -> bytes:
+    """``data`` as a level-``LEVEL`` raw deflate stream, as zipfile makes a member's."""
+    compressor = zlib.compressobj(LEVEL, zlib.DEFLATED, -15)
+    return compressor.compress(data) + compressor.flush()
+
+
+class _KeptDeflate:
+    """The compressor zipfile gets for a level-``LEVEL`` deflated member while ``reproducible_zip``
+    is active: it takes the member's bytes and gives their whole deflate stream at ``flush``, the
+    one kept for the same bytes if any (a deflate stream is the same whichever pieces its input
+    came in; tests compare with zlib's own over packages and pieces)."""
+
+    def __init__(self) -> None:
+        self._pieces: list[bytes] = []
+
+    def compress(self, data: bytes) -> bytes:
+        self._pieces.append(bytes(data))
+        return b""
+
+    def flush(self) -> bytes:
+        data = b"".join(self._pieces)
+        self._pieces = []
+        if len(data) > MAX_KEPT_PART_BYTES:
+            return _deflate(data)
+        return _DEFLATED.get(data, lambda: _deflate(data))
+
+
+def _kept_compressor(compress_type: int, compresslevel: int | None = None) -> Any:
+    if compress_type == zipfile.ZIP_DEFLATED and compresslevel == LEVEL:
+        return _KeptDeflate()
+    return _ORIGINAL_GET_COMPRESSOR(compress_type, compresslevel)
 
 
 @contextmanager
@@ -58,7 +102,7 @@ def reproducible_zip(stamp: datetime | None = None) -> Iterator[None]:
         entry = zipfile.ZipInfo(name, date_time=date_time)
         entry.compress_type = zipfile.ZIP_DEFLATED
         entry.external_attr = 0o644 << 16
-        return _ORIGINAL_WRITESTR(self, entry, data, zipfile.ZIP_DEFLATED, 1)
+        return _ORIGINAL_WRITESTR(self, entry, data, zipfile.ZIP_DEFLATED, LEVEL)
 
     def write(self, filename, arcname=None, compress_type=None, compresslevel=None):
         # openpyxl streams worksheets through a temporary file (or the buffer xlsx_io gives it
@@ -73,11 +117,13 @@ def reproducible_zip(stamp: datetime | None = None) -> Iterator[None]:
     with _LOCK:
         zipfile.ZipFile.writestr = writestr  # type: ignore[method-assign]  # patched inside the lock
         zipfile.ZipFile.write = write  # type: ignore[method-assign]  # patched inside the lock
+        zipfile._get_compressor = _kept_compressor  # type: ignore[attr-defined]  # patched inside the lock
         try:
             yield
         finally:
             zipfile.ZipFile.writestr = _ORIGINAL_WRITESTR  # type: ignore[method-assign]  # patched inside the lock
             zipfile.ZipFile.write = _ORIGINAL_WRITE  # type: ignore[method-assign]  # patched inside the lock
+            zipfile._get_compressor = _ORIGINAL_GET_COMPRESSOR  # type: ignore[attr-defined]  # patched inside the lock
 
 
 # -- reading packages from strangers ---------------------------------------------------------

@@ -737,3 +737,43 @@ def test_an_edit_made_again_is_saved_alike_and_equal_values_apart(tmp_path, batc
         xlsx_io._SAVED.clear()
         assert edit(f"fresh-{i}", value) == kept[i]
     assert kept[0][0] != kept[2][0] and kept[3][0] != kept[4][0]  # 1 and True, 0.0 and -0.0 are written apart
+
+
+def test_kept_deflate_gives_zlibs_bytes_for_every_part_and_every_way_of_writing_it(monkeypatch):
+    """A package written while reproducible_zip keeps deflated parts has the bytes of one whose parts
+    are all deflated afresh: parts seen before, parts of the same length but other bytes, an empty
+    part, a part past the kept size, a part written in pieces through ``ZipFile.open``; and after the
+    save zipfile's own compressor is back."""
+    import random
+
+    from office_env.formats import ooxml
+
+    rng = random.Random(7)
+    text = "".join(rng.choice("abc <>/=\"\n") for _ in range(5000)).encode()
+    parts = [("a.xml", text), ("b.xml", text[::-1]), ("c.xml", b""), ("d.xml", bytes(rng.getrandbits(8) for _ in range(3000))),
+             ("big.xml", text * (ooxml.MAX_KEPT_PART_BYTES // len(text) + 2))]
+
+    def package(pieces: int) -> bytes:
+        buffer = io.BytesIO()
+        with ooxml.reproducible_zip(NOW), zipfile.ZipFile(buffer, "w") as out:
+            for name, data in parts:
+                out.writestr(name, data)
+            entry = zipfile.ZipInfo("pieces.xml", date_time=(2024, 1, 1, 0, 0, 0))
+            entry.compress_type, entry._compresslevel = zipfile.ZIP_DEFLATED, ooxml.LEVEL
+            with out.open(entry, "w") as member:
+                size = len(text) // pieces + 1
+                for at in range(0, len(text), size):
+                    member.write(text[at:at + size])
+        return buffer.getvalue()
+
+    kept = [package(pieces) for pieces in (1, 1, 3, 7)]
+    parts[1] = ("b.xml", text.replace(b"a", b"b"))  # the same length, other bytes
+    kept.append(package(1))
+    monkeypatch.setattr(ooxml, "_kept_compressor", ooxml._ORIGINAL_GET_COMPRESSOR)  # deflated afresh
+    fresh = package(1)
+    parts[1] = ("b.xml", text[::-1])
+    assert kept[:4] == [package(pieces) for pieces in (1, 1, 3, 7)]
+    assert kept[4] == fresh
+    assert zipfile._get_compressor is ooxml._ORIGINAL_GET_COMPRESSOR
+    with zipfile.ZipFile(io.BytesIO(kept[4])) as back:
+        assert back.read("big.xml") == parts[4][1] and back.read("c.xml") == b"" and back.read("pieces.xml") == text
