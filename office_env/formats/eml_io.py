@@ -135,15 +135,15 @@ def build(sender: str, recipient: str, subject: str, body: str, when: datetime,
     copied = "".join(f"\n{c}" for c in cc)  # no cc: the same id as before cc existed
     digest = hashlib.sha1(f"{sender}\n{recipient}\n{subject}\n{body}\n{when.isoformat()}{copied}".encode()).hexdigest()
     message_id = f"<{digest[:20]}@{MAIL_DOMAIN}>"
-    if not cc:
-        plain = _plain_message(address(sender), address(recipient), subject, body, when, message_id)
-        if plain is not None:
-            return plain
+    copies = ", ".join(address(c) for c in cc)
+    plain = _plain_message(address(sender), address(recipient), subject, body, when, message_id, copies)
+    if plain is not None:
+        return plain
     message = EmailMessage(policy=_POLICY)
     message["From"] = _parsed("From", address(sender))
     message["To"] = _parsed("To", address(recipient))
     if cc:
-        message["Cc"] = _parsed("Cc", ", ".join(address(c) for c in cc))
+        message["Cc"] = _parsed("Cc", copies)
     message["Subject"] = _parsed("Subject", subject)  # a replay sends the same subject on the same day again
     message["Date"] = _parsed("Date", format_datetime(when))
     message["Message-ID"] = message_id
@@ -151,25 +151,30 @@ def build(sender: str, recipient: str, subject: str, body: str, when: datetime,
     return message.as_bytes()
 
 
-# what a plain message's headers hold: a simple address, words of printable ASCII one space apart
+# what a plain message's headers hold: a simple address (copies: such addresses, a comma and a space
+# apart), words of printable ASCII one space apart
 _PLAIN_ADDRESS_RE = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*")
+_PLAIN_ADDRESSES_RE = re.compile(rf"{_PLAIN_ADDRESS_RE.pattern}(?:, {_PLAIN_ADDRESS_RE.pattern})*")
 _PLAIN_WORDS_RE = re.compile(r"[!-~]+(?: [!-~]+)*")
 _MAX_LINE = 78  # the policy's line length: a header or body line longer than this is folded or encoded
 
 
 def _plain_message(sender: str, recipient: str, subject: str, body: str, when: datetime,
-                   message_id: str) -> bytes | None:
-    """The bytes ``EmailMessage`` writes for a plain message (no copies; simple addresses; a subject
-    of printable ASCII words that fits its line, no encoded word; a date from 1900 on; an ASCII body,
-    which ``set_content`` sends as it is when every line fits, else quoted-printable), written out
-    directly: building the message object and its headers was most of the cost of sending a mail.
-    Its parse is remembered by content, so reading it back costs nothing. None for any other message
-    (tests/office_env/test_eml_plain.py compares both ways over many messages)."""
+                   message_id: str, copies: str = "") -> bytes | None:
+    """The bytes ``EmailMessage`` writes for a plain message (simple addresses, and the ``copies``,
+    if any, such addresses one line holds; a subject of printable ASCII words that fits its line, no
+    encoded word; a date from 1900 on; an ASCII body, which ``set_content`` sends as it is when every
+    line fits, else quoted-printable), written out directly: building the message object and its
+    headers was most of the cost of sending a mail. Its parse is remembered by content, so reading
+    it back costs nothing. None for any other message (tests/office_env/test_eml_plain.py compares
+    both ways over many messages)."""
     date = format_datetime(when)
     if (when.year < 1900 or not body.isascii() or not _PLAIN_ADDRESS_RE.fullmatch(sender)
-            or not _PLAIN_ADDRESS_RE.fullmatch(recipient)):
+            or not _PLAIN_ADDRESS_RE.fullmatch(recipient) or (copies and not _PLAIN_ADDRESSES_RE.fullmatch(copies))):
         return None
-    for name, value in (("From", sender), ("To", recipient), ("Subject", subject), ("Date", date)):
+    headers = (("From", sender), ("To", recipient), *((("Cc", copies),) if copies else ()), ("Subject", subject),
+               ("Date", date))
+    for name, value in headers:
         if len(name) + 2 + len(value) > _MAX_LINE or "=?" in value or not _PLAIN_WORDS_RE.fullmatch(value):
             return None
     lines = body.encode("ascii").splitlines()  # as set_content splits it (at \n, \r and \r\n only)
@@ -181,11 +186,12 @@ def _plain_message(sender: str, recipient: str, subject: str, body: str, when: d
         if len(quoprimime.body_encode(sniff.decode("ascii"), _MAX_LINE)) > len(binascii.b2a_base64(sniff)):
             return None  # base64 suits it better: left to the message
         encoding, payload = "quoted-printable", quoprimime.body_encode(text, _MAX_LINE)
-    data = (f"From: {sender}\nTo: {recipient}\nSubject: {subject}\nDate: {date}\nMessage-ID: {message_id}\n"
+    head = "".join(f"{name}: {value}\n" for name, value in headers)
+    data = (f"{head}Message-ID: {message_id}\n"
             f'Content-Type: text/plain; charset="utf-8"\nContent-Transfer-Encoding: {encoding}\n'
             f"MIME-Version: 1.0\n\n{payload}").encode("ascii")
     if len(data) <= MAX_MAIL_BYTES:
-        remember_content(_kind(), data, Mail(sender, recipient, subject, date, text.strip("\n")))
+        remember_content(_kind(), data, Mail(sender, recipient, subject, date, text.strip("\n"), copies))
     return data
 
 

@@ -42,35 +42,39 @@ def _messages(count: int, seed: int) -> list[tuple]:
         when = datetime(year, rng.randint(1, 12), rng.randint(1, 28), rng.randint(0, 23), rng.randint(0, 59),
                         rng.randint(0, 59), tzinfo=zone)
         people = ADDRESSES[:8] if usual else ADDRESSES
-        out.append((rng.choice(people), rng.choice(people), subject, body, when))
+        copies = tuple(rng.choice(people) for _ in range(rng.choice([0, 0, 1, 2, 3, 6])))
+        out.append((rng.choice(people), rng.choice(people), subject, body, when, copies))
     return out
 
 
 def test_a_plain_message_is_written_as_the_message_writes_it_and_read_back_as_remembered(tmp_path: Path, monkeypatch):
-    made = []
-    for sender, recipient, subject, body, when in _messages(3000, 5):
+    made, copied = [], []
+    for sender, recipient, subject, body, when, cc in _messages(3000, 5):
         if "\n" in subject or not subject.strip():
             continue
         try:
-            direct = eml_io.build(sender, recipient, subject, body, when)
+            direct = eml_io.build(sender, recipient, subject, body, when, cc)
         except Exception as exc:  # noqa: BLE001 -- the same failure either way
             with monkeypatch.context() as m, pytest.raises(type(exc)):
                 m.setattr(eml_io, "_plain_message", lambda *args: None)
-                eml_io.build(sender, recipient, subject, body, when)
+                eml_io.build(sender, recipient, subject, body, when, cc)
             continue
         with monkeypatch.context() as m:
             m.setattr(eml_io, "_plain_message", lambda *args: None)
-            assert direct == eml_io.build(sender, recipient, subject, body, when), (sender, recipient, subject, body)
+            assert direct == eml_io.build(sender, recipient, subject, body, when, cc), (sender, recipient, cc, subject)
         plain = eml_io._plain_message(eml_io.address(sender), eml_io.address(recipient), subject, body, when,
-                                      direct.split(b"Message-ID: ")[1].split(b"\n")[0].decode()) is not None
+                                      direct.split(b"Message-ID: ")[1].split(b"\n")[0].decode(),
+                                      ", ".join(eml_io.address(c) for c in cc)) is not None
         made.append(plain)
+        copied.append(plain and bool(cc))
         if plain:
             read_cache.clear()
-            eml_io.build(sender, recipient, subject, body, when)  # remembers its parse
+            eml_io.build(sender, recipient, subject, body, when, cc)  # remembers its parse
             path = tmp_path / "m.eml"
             path.write_bytes(direct)
-            assert eml_io.read(path, "m.eml") == eml_io.parse(direct, "m.eml"), (subject, body)
+            assert eml_io.read(path, "m.eml") == eml_io.parse(direct, "m.eml"), (subject, body, cc)
     assert sum(made) > 300 and len(made) - sum(made) > 300  # both ways are exercised
+    assert sum(copied) > 100  # plain messages with copies among them
 
 
 def test_a_remembered_message_is_read_under_the_limits_in_force(tmp_path: Path, monkeypatch):
