@@ -45,7 +45,7 @@ def scan(ws: Workspace, user: str, field: str = "user") -> tuple[list[tuple[str,
     after replay."""
     folder = mailbox_or_error(ws, user, field)
     where = ws.relative(folder)  # the folder is resolved: its files' labels need no resolving
-    files = []
+    files, versions = [], []
     for entry in _listing(folder):
         # one look per message (the listing's type, one lstat): a mailbox is read by every check of the mail
         if not entry.is_file(follow_symlinks=False):  # a link or a folder is no message
@@ -55,8 +55,8 @@ def scan(ws: Workspace, user: str, field: str = "user") -> tuple[list[tuple[str,
         except OSError:  # gone since the listing
             continue
         files.append((entry.name, st))
-    key = (where, tuple((name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) for name, st in files))
-    out, unreadable = _SCANS.get(key, lambda: _read_all(folder, where, files))
+        versions.append((entry.name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+    out, unreadable = _SCANS.get((where, tuple(versions)), lambda: _read_all(folder, where, files))
     return list(out), list(unreadable)
 
 

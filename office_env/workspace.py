@@ -141,9 +141,9 @@ class Workspace:
             return self.resolve(relpath)
         if base.is_dir():
             wanted = f"{name}{suffix}".lower()
-            for entry in sorted(base.iterdir()):
-                if entry.name.lower() == wanted:
-                    return self.resolve(f"{folder}/{entry.name}")
+            for entry in sorted(os.listdir(base)):  # the names iterdir gives, in its order, without a path each
+                if entry.lower() == wanted:
+                    return self.resolve(f"{folder}/{entry}")
         return None
 
     def users(self) -> list[str]:
