@@ -12,6 +12,7 @@ from pathlib import Path
 from office_env.errors import MissingFileError, OfficeError
 from office_env.formats import ics_io
 from office_env.formats.bounded import read_bytes, size_text
+from office_env.formats.built import remembered_text
 from office_env.formats.ics_io import CalendarEvent
 from office_env.formats.text import check_line
 from office_env.limits import MAX_ICS_BYTES
@@ -24,12 +25,23 @@ TIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-
 
 def parse_time(text: str, field: str) -> datetime:
     value = text.strip() if isinstance(text, str) else text
+    if isinstance(value, str):
+        try:
+            return _time_of(value)
+        except ValueError:
+            pass
+    raise OfficeError(f"{field}: {text!r} is not a time; use 'YYYY-MM-DD HH:MM:SS'")
+
+
+@remembered_text(entries=256, max_chars=64)  # each replay of a task creates and checks the same events
+def _time_of(value: str) -> datetime:
+    """``value`` as the first of ``TIME_FORMATS`` that reads it takes it; ``ValueError`` when none does."""
     for fmt in TIME_FORMATS:
         try:
             return datetime.strptime(value, fmt)
-        except (TypeError, ValueError):
+        except ValueError:
             continue
-    raise OfficeError(f"{field}: {text!r} is not a time; use 'YYYY-MM-DD HH:MM:SS'")
+    raise ValueError(f"{value!r} is not a time")
 
 
 def calendar_path(ws: Workspace, user: str, field: str = "user") -> Path:

@@ -1048,3 +1048,35 @@ def test_a_plan_s_consecutive_cell_edits_run_as_one_with_the_results_and_file_of
             roots.append((results, hashlib.sha256((root / file).read_bytes()).hexdigest(),
                           xlsx_io.read_book(root / file, file).sheet(None, file).text))
         assert roots[0] == roots[1], seed
+
+
+def test_an_event_time_is_read_as_strptime_reads_it_every_time_it_is_asked():
+    """parse_time keeps its readings of a text (the replays of a task create and check the same
+    events); each is what the first format strptime takes gives, and a text none takes is refused
+    every time, never kept as a reading."""
+    from office_env import OfficeError, calendar_store
+
+    def afresh(text):
+        value = text.strip() if isinstance(text, str) else text
+        for fmt in calendar_store.TIME_FORMATS:
+            try:
+                return datetime.strptime(value, fmt)
+            except (TypeError, ValueError):
+                continue
+        return None
+
+    texts = ["2024-05-06 10:00:00", " 2024-05-06 10:00:00 ", "2024-05-06 10:00", "2024-05-06T10:00:00",
+             "2024-05-06T10:00", "2024-5-6 9:0:0", "2024-05-06", "2024-02-30 10:00:00", "2024-05-06 24:00:00",
+             "10:00", "", "  ", "2024-05-06 10:00:00.5", "2024-05-06  10:00:00", "0001-01-01 00:00:00", "x" * 100,
+             "2024-05-06 10:00:00" + " " * 60, 20240506, None, b"2024-05-06 10:00:00"]
+    calendar_store._time_of.cache_clear()
+    for _ in range(2):  # read afresh, then from what was kept
+        for text in texts:
+            expected = afresh(text)
+            if expected is None:
+                with pytest.raises(OfficeError, match="^start: .* is not a time"):
+                    calendar_store.parse_time(text, "start")
+            else:
+                assert calendar_store.parse_time(text, "start") == expected, text
+    kept = {t.strip() for t in texts if isinstance(t, str) and afresh(t) is not None and len(t.strip()) <= 64}
+    assert calendar_store._time_of.cache_info().currsize == len(kept)  # the readings, and never a refusal
