@@ -48,7 +48,8 @@ _CORE_TIME_RE = re.compile(
 _LOCK = threading.Lock()
 _ORIGINAL_WRITESTR = zipfile.ZipFile.writestr
 _ORIGINAL_WRITE = zipfile.ZipFile.write
-_ORIGINAL_GET_COMPRESSOR = zipfile._get_compressor  # type: ignore[attr-defined]  # how a member being written gets its compressor
+# how zipfile gives a member being written its compressor (looked up on each member)
+_ORIGINAL_GET_COMPRESSOR = zipfile._get_compressor  # type: ignore[attr-defined]
 
 MAX_KEPT_PARTS = 128
 MAX_KEPT_PART_BYTES = 64 * 1024  # a larger part (a big sheet: written once) is deflated every time

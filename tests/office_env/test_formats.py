@@ -750,7 +750,8 @@ def test_kept_deflate_gives_zlibs_bytes_for_every_part_and_every_way_of_writing_
 
     rng = random.Random(7)
     text = "".join(rng.choice("abc <>/=\"\n") for _ in range(5000)).encode()
-    parts = [("a.xml", text), ("b.xml", text[::-1]), ("c.xml", b""), ("d.xml", bytes(rng.getrandbits(8) for _ in range(3000))),
+    noise = bytes(rng.getrandbits(8) for _ in range(3000))
+    parts = [("a.xml", text), ("b.xml", text[::-1]), ("c.xml", b""), ("d.xml", noise),
              ("big.xml", text * (ooxml.MAX_KEPT_PART_BYTES // len(text) + 2))]
 
     def package(pieces: int) -> bytes:
