@@ -117,10 +117,15 @@ def new_calendar() -> icalendar.Calendar:
     return calendar
 
 
+def _uid(event: CalendarEvent, owner: str) -> str:
+    """The event's UID: derived from its owner, title and times, so the same event gets the same one."""
+    key = f"{owner}\n{event.summary}\n{event.start.isoformat()}\n{event.end.isoformat()}"
+    return hashlib.sha1(key.encode()).hexdigest()[:24] + "@homeragents"
+
+
 def add_event(calendar: icalendar.Calendar, event: CalendarEvent, owner: str, stamp: datetime | None) -> None:
     component = icalendar.Event()
-    key = f"{owner}\n{event.summary}\n{event.start.isoformat()}\n{event.end.isoformat()}"
-    component.add("uid", hashlib.sha1(key.encode()).hexdigest()[:24] + "@homeragents")
+    component.add("uid", _uid(event, owner))
     component.add("dtstamp", (stamp or DEFAULT_STAMP).replace(microsecond=0))
     component.add("summary", event.summary)
     component.add("dtstart", event.start)
@@ -186,14 +191,68 @@ def to_bytes(calendar: icalendar.Calendar) -> bytes:
 def build(events: list[CalendarEvent], owner: str, stamp: datetime | None = None) -> bytes:
     """A new calendar of ``events``; what :func:`read_events` reads of it is remembered by content
     (:func:`_known_events`), so reading it back costs no parse."""
-    calendar = new_calendar()
-    for event in events:
-        add_event(calendar, event, owner, stamp)
-    data = to_bytes(calendar)
+    data = _plain_calendar(events, owner, stamp)
+    if data is None:
+        calendar = new_calendar()
+        for event in events:
+            add_event(calendar, event, owner, stamp)
+        data = to_bytes(calendar)
     known = _known_events(events)
     if known is not None:
         remember_content("ics", data, known)
     return data
+
+
+# The longest content line icalendar writes unfolded (75 octets and more are folded).
+_UNFOLDED_BYTES = 74
+
+
+def _plain_calendar(events: list[CalendarEvent], owner: str, stamp: datetime | None) -> bytes | None:
+    """The bytes icalendar writes for the calendar :func:`build` makes of ``events``, written
+    directly, or None when a line is outside the plain form this writes: floating times, a
+    floating (or absent) stamp, and printable texts whose every line is short enough to stay
+    unfolded (a world's calendars are all of this form; icalendar writes the others). The lines
+    are icalendar's: the calendar's properties, then each event's in its canonical order
+    (SUMMARY, DTSTART, DTEND, DTSTAMP, UID, then the others by name), texts escaped as its TEXT
+    values are. A test holds the two writers equal over many calendars."""
+    when = (stamp or DEFAULT_STAMP).replace(microsecond=0)
+    if type(when) is not datetime or when.tzinfo is not None:
+        return None
+    stamp_line = f"DTSTAMP:{_ical_time(when)}Z"  # icalendar writes a floating stamp as UTC
+    lines = ["BEGIN:VCALENDAR", "VERSION:2.0", f"PRODID:{PRODID}"]
+    for event in events:
+        texts = (event.summary, event.location, event.description)
+        if not (_plain_time(event.start) and _plain_time(event.end)
+                and all(type(t) is str and t.isprintable() for t in texts)):
+            return None
+        lines += ["BEGIN:VEVENT", f"SUMMARY:{_escaped(event.summary)}", f"DTSTART:{_ical_time(event.start)}",
+                  f"DTEND:{_ical_time(event.end)}", stamp_line, f"UID:{_uid(event, owner)}"]
+        if event.description:
+            lines.append(f"DESCRIPTION:{_escaped(event.description)}")
+        if event.location:
+            lines.append(f"LOCATION:{_escaped(event.location)}")
+        lines.append("END:VEVENT")
+    lines.append("END:VCALENDAR")
+    text = "\r\n".join(lines) + "\r\n"
+    if any(len(line) > _UNFOLDED_BYTES for line in lines) or (
+            not text.isascii() and any(len(line.encode("utf-8")) > _UNFOLDED_BYTES for line in lines)):
+        return None
+    return text.encode("utf-8")
+
+
+def _plain_time(value: object) -> bool:
+    return type(value) is datetime and value.tzinfo is None
+
+
+def _ical_time(value: datetime) -> str:
+    """A floating DATE-TIME as icalendar writes it (whole seconds)."""
+    return f"{value.year:04}{value.month:02}{value.day:02}T{value.hour:02}{value.minute:02}{value.second:02}"
+
+
+def _escaped(text: str) -> str:
+    """``text`` as an iCalendar TEXT value, escaped as icalendar escapes it (in its order)."""
+    return (text.replace(r"\N", "\n").replace("\\", "\\\\").replace(";", r"\;").replace(",", r"\,")
+            .replace("\r\n", r"\n").replace("\n", r"\n").replace("\r", r"\n"))
 
 
 def _known_text(text: str) -> bool:

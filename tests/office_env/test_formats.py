@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import random
 import re
 import time
 import zipfile
@@ -502,6 +503,46 @@ def test_a_built_calendar_is_remembered_as_a_parse_of_its_bytes_reads_it(tmp_pat
         parses.clear()
         assert ics_io.read_events(path, path.name) == expected, events
         assert parses == ([] if i < len(known) else [path.name])
+
+
+def _icalendar_build(events: list[CalendarEvent], owner: str, stamp: datetime | None) -> bytes:
+    calendar = ics_io.new_calendar()
+    for event in events:
+        ics_io.add_event(calendar, event, owner, stamp)
+    return ics_io.to_bytes(calendar)
+
+
+def test_ics_build_writes_the_bytes_icalendar_writes():
+    """ics_io.build writes a plain calendar (floating times, short printable lines) itself: the same
+    bytes icalendar writes, over texts with every character TEXT escaping changes, non-ASCII ones,
+    lines just under and over the folding length (in characters and in UTF-8 bytes), empty fields,
+    seconds and microseconds, stamps given or not; the others (a zone, a date, a line break, a long
+    line) are icalendar's own, and the direct writer declines them."""
+    rng = random.Random(5)
+    alphabet = "abc XYZ 019 ,;:\\N\"'<>&-_/ é中😀\u00a0"
+    start = datetime(2024, 5, 6, 9, 0)
+    plain = 0
+    for n in range(400):
+        texts = ["".join(rng.choice(alphabet) for _ in range(rng.choice((0, 1, 5, 20, 45, 60, 64, 65, 66, 80))))
+                 for _ in range(3)]
+        events = [CalendarEvent(texts[i % 3], start + timedelta(minutes=37 * i, seconds=rng.choice((0, 7)),
+                                                                   microseconds=rng.choice((0, 0, 3))),
+                                start + timedelta(minutes=37 * i + 30), texts[(i + 1) % 3] if i % 2 else "",
+                                texts[(i + 2) % 3] if i % 3 else "")
+                  for i in range(rng.randint(0, 4))]
+        stamp = rng.choice((None, NOW, NOW.replace(microsecond=250)))
+        assert ics_io.build(events, "alice", stamp) == _icalendar_build(events, "alice", stamp), events
+        plain += ics_io._plain_calendar(events, "alice", stamp) is not None
+    assert 100 < plain < 400  # both writers were compared
+    declined = [[CalendarEvent("zoned", start.replace(tzinfo=timezone.utc), start.replace(tzinfo=timezone.utc))],
+                [CalendarEvent("Holiday", date(2024, 5, 9), date(2024, 5, 10))],  # type: ignore[arg-type]
+                [CalendarEvent("line\nbreak", start, start)], [CalendarEvent("x" * 67, start, start)],
+                [CalendarEvent("é" * 34, start, start)]]
+    for events in declined:
+        assert ics_io._plain_calendar(events, "alice", NOW) is None
+        assert ics_io.build(events, "alice", NOW) == _icalendar_build(events, "alice", NOW)
+    assert ics_io._plain_calendar(EVENTS, "alice", NOW.replace(tzinfo=timezone.utc)) is None
+    assert ics_io._plain_calendar([CalendarEvent("x" * 66, start, start)], "alice", NOW) is not None
 
 
 def test_ics_events_have_stable_uids_and_stamp():
