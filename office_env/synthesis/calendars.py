@@ -3,6 +3,7 @@ mail says they are away kept free in their calendar."""
 
 from __future__ import annotations
 
+import functools
 import random
 from datetime import date, datetime, timedelta
 
@@ -36,19 +37,25 @@ class _Weeks:
     def candidates(self, rng: random.Random, minutes: int, week: int | None = None) -> list[datetime]:
         """Free-or-not start times on the half hour, 09:00-17:00 on weekdays, shuffled; ``week``:
         only that week's."""
-        out = []
-        offsets = range(7 * self.weeks) if week is None else range(7 * week, 7 * week + 7)
-        for offset in offsets:
-            day = self.monday + timedelta(days=offset)
-            if day.weekday() >= 5:
-                continue
-            first = datetime(day.year, day.month, day.day, 9)
-            for step in range(0, (17 * 60 - 9 * 60 - minutes) // 30 + 1):
-                out.append(first + timedelta(minutes=30 * step))
+        out = list(_starts(self.monday, self.weeks, minutes, week))
         rng.shuffle(out)
         return out
 
 
+@functools.lru_cache(maxsize=256)
+def _starts(monday: date, weeks: int, minutes: int, week: int | None) -> tuple[datetime, ...]:
+    """The start times :meth:`_Weeks.candidates` shuffles, in order: a world places a hundred
+    events on the same few weeks, each asking for the same lists."""
+    out = []
+    offsets = range(7 * weeks) if week is None else range(7 * week, 7 * week + 7)
+    for offset in offsets:
+        day = monday + timedelta(days=offset)
+        if day.weekday() >= 5:
+            continue
+        first = datetime(day.year, day.month, day.day, 9)
+        for step in range(0, (17 * 60 - 9 * 60 - minutes) // 30 + 1):
+            out.append(first + timedelta(minutes=30 * step))
+    return tuple(out)
 
 
 def calendars(world: World, rng: random.Random, away: Away | None = None) -> Files:

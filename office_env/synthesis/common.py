@@ -3,6 +3,7 @@ dates as the documents write them, the staff list, and the types the builders pa
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from datetime import date, datetime, timedelta
@@ -59,14 +60,21 @@ def iso(day: date | datetime) -> str:
 def workday_before(now: datetime, rng: random.Random, low: int, high: int) -> date:
     """A weekday from ``low`` to ``high`` days before ``now`` (the nearest earlier one if the
     range holds only a weekend)."""
-    days = [now.date() - timedelta(days=k) for k in range(low, high + 1)]
-    weekdays = [day for day in days if day.weekday() < 5]
+    weekdays = _weekdays_back(now.date(), low, high)
     if weekdays:
         return rng.choice(weekdays)
-    day = days[-1]
+    day = [now.date() - timedelta(days=k) for k in range(low, high + 1)][-1]
     while day.weekday() >= 5:
         day -= timedelta(days=1)
     return day
+
+
+@functools.lru_cache(maxsize=256)
+def _weekdays_back(today: date, low: int, high: int) -> tuple[date, ...]:
+    """The weekdays ``low`` to ``high`` days before ``today``, nearest first: a world's papers
+    draw hundreds of days from the same few ranges."""
+    days = [today - timedelta(days=k) for k in range(low, high + 1)]
+    return tuple(day for day in days if day.weekday() < 5)
 
 
 def due_date(issued: date) -> date:

@@ -126,7 +126,8 @@ def _previous_month(day: date) -> date:
 
 def _sales_rows(rng: random.Random, month: date, products: list[tuple[str, float]], regions: list[str],
                 count: int) -> list[list]:
-    days = sorted(rng.choice(_month_days(month)) for _ in range(count))
+    weekdays = _month_days(month)
+    days = sorted(rng.choice(weekdays) for _ in range(count))
     rows: list[list] = [["Date", "Region", "Product", "Units", "Revenue"]]
     for day in days:
         product, price = rng.choice(products)

@@ -577,3 +577,22 @@ def test_the_handbook_names_a_lead_of_the_team_with_a_lead_s_title_and_finance_f
             seen += 1
             assert department_of(by_name[payroll.group(1)].role) in ("Finance", "Human Resources"), seed
     assert seen >= 5
+
+
+def test_remembered_day_lists_are_those_made_afresh():
+    """The start times a calendar's placements shuffle and the weekdays a paper's date is drawn from
+    are remembered per world: each equals the list made afresh for every input it depends on (a
+    key that missed one, asked in turn for lists that differ only there, would answer stale)."""
+    from office_env.synthesis.calendars import _starts
+    from office_env.synthesis.common import _weekdays_back
+
+    rng = random.Random(3)
+    for _ in range(300):
+        monday = date(2024, 1, 1) + timedelta(days=7 * rng.randint(0, 60))
+        args = (monday, rng.randint(1, 3), rng.choice((30, 60, 90, 120)), rng.choice((None, 0, 1, 2)))
+        assert _starts(*args) == _starts.__wrapped__(*args)
+        today = date(2024, 1, 1) + timedelta(days=rng.randint(0, 400))
+        low = rng.randint(0, 20)
+        span = (today, low, low + rng.randint(0, 30))
+        assert _weekdays_back(*span) == _weekdays_back.__wrapped__(*span)
+        assert all(day.weekday() < 5 for day in _weekdays_back(*span))
