@@ -199,10 +199,15 @@ class Turn:
     thread: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """The turn as a record holds it: the marks it has, in this order (written out, not
+        looked up by name: a record's every turn is made into one)."""
         data: dict[str, Any] = {"role": self.role, "text": self.text, "ts": self.ts}
-        for mark in ("evidence", "superseded", "distractor"):
-            if getattr(self, mark):
-                data[mark] = list(getattr(self, mark))
+        if self.evidence:
+            data["evidence"] = list(self.evidence)
+        if self.superseded:
+            data["superseded"] = list(self.superseded)
+        if self.distractor:
+            data["distractor"] = list(self.distractor)
         if self.thread:
             data["thread"] = self.thread
         return data
