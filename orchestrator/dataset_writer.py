@@ -64,12 +64,16 @@ def carry_staged(outcome: dict[str, Any]) -> dict[str, Any]:
     return outcome
 
 
+_KEY = json.JSONEncoder().encode  # json.dumps(k): a key's text (a string's, ASCII-escaped)
+_VALUE = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(v, ensure_ascii=False), made once
+
+
 def dumps(data: Any) -> str:
     """JSON with each top-level key on its own line: readable, and written by the C encoder
     (``indent`` would switch to the pure-Python one, 10x slower on a task record)."""
     if not isinstance(data, dict) or not data:
-        return json.dumps(data, ensure_ascii=False) + "\n"
-    items = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in data.items())
+        return _VALUE(data) + "\n"
+    items = ",\n".join(f"  {_KEY(k)}: {_VALUE(v)}" for k, v in data.items())
     return "{\n" + items + "\n}\n"
 
 
