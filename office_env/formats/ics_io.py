@@ -20,7 +20,7 @@ import icalendar
 
 from office_env.errors import CorruptFileError
 from office_env.formats.bounded import read_bytes
-from office_env.formats.built import remembered
+from office_env.formats.built import MAX_CHARS, Kept, remembered
 from office_env.formats.ooxml import DEFAULT_STAMP
 from office_env.formats.read_cache import cached_read, remember, remember_content
 from office_env.limits import MAX_ICS_BYTES
@@ -103,11 +103,19 @@ def remember_added(path: Path, before: list[CalendarEvent], added: bytes) -> Non
     remember("ics", path, tuple(events))
 
 
-@remembered  # a task's replays add the same event again (office_env.formats.built)
+# The reading of each VEVENT ``with_event`` made lately, by its bytes (none over MAX_CHARS): a task's
+# replays add the same event again, and one whose fields a parse gives back as they are
+# (_known_events) is never parsed.
+_ADDED_EVENTS: Kept[tuple[CalendarEvent, ...]] = Kept()
+
+
 def _events_alone(added: bytes) -> tuple[CalendarEvent, ...]:
     """The events of a VEVENT ``with_event`` made, read on its own."""
-    alone = icalendar.Calendar.from_ical(b"BEGIN:VCALENDAR\r\n" + added + _END + b"\r\n")
-    return tuple(events_of(alone, "the added event"))
+    def parsed() -> tuple[CalendarEvent, ...]:
+        alone = icalendar.Calendar.from_ical(b"BEGIN:VCALENDAR\r\n" + added + _END + b"\r\n")
+        return tuple(events_of(alone, "the added event"))
+
+    return _ADDED_EVENTS.get(added, parsed) if len(added) <= MAX_CHARS else parsed()
 
 
 def new_calendar() -> icalendar.Calendar:
@@ -151,6 +159,9 @@ def with_event(data: bytes, event: CalendarEvent, owner: str, stamp: datetime | 
     if not head.endswith(b"\n"):
         return None
     added = _event_bytes(owner, stamp, event.summary, event.start, event.end, event.location, event.description)
+    known = _known_events([event])
+    if known is not None and len(added) <= MAX_CHARS:  # what a parse of ``added`` reads, kept for remember_added
+        _ADDED_EVENTS.get(added, lambda: known)
     return head + added + _END + b"\r\n", added
 
 

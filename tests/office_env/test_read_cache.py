@@ -253,3 +253,29 @@ def test_a_parsed_workbooks_cells_are_kept_as_its_unpickled_snapshot_reads_them(
         assert kept == (workbook.properties.creator == xlsx_io.CREATOR)
         if kept:
             assert xlsx_io._BASE_CELLS.get(snap, lambda: pytest.fail("kept at the parse")) == expected
+
+
+def test_an_added_event_of_plain_fields_is_read_without_a_parse_as_a_parse_reads_it():
+    """``with_event`` keeps what a parse of the VEVENT it wrote reads when every field is one a parse
+    gives back unchanged: over tricky texts (separators, quotes, non-ASCII, long lines) that reading is
+    the parse's; an event with a field outside that (a backslash, a line break, microseconds, a zone)
+    is parsed."""
+    from datetime import datetime, timedelta, timezone
+
+    from office_env.formats import ics_io
+
+    texts = ["", "a, b; c: d", ' "quoted" <x> & y ', "Ünïcode ✓ 中文 😀 " * 12, "x" * 200, "  two  spaces  "]
+    start = datetime(2025, 3, 3, 9)
+    calendar = ics_io.to_bytes(ics_io.new_calendar())
+    known = [ics_io.CalendarEvent(texts[i % 6], start + timedelta(minutes=i), start + timedelta(hours=2),
+                                  texts[(i + 1) % 6], texts[(i + 2) % 6]) for i in range(12)]
+    unknown = [ics_io.CalendarEvent("back\\slash", start, start), ics_io.CalendarEvent("line\nbreak", start, start),
+               ics_io.CalendarEvent("micro", start.replace(microsecond=5), start),
+               ics_io.CalendarEvent("zoned", start.replace(tzinfo=timezone.utc), start.replace(tzinfo=timezone.utc))]
+    for event in known + unknown:
+        ics_io._ADDED_EVENTS.clear()
+        added = ics_io.with_event(calendar, event, "ana", start)[1]
+        assert (added in ics_io._ADDED_EVENTS) == (event in known)
+        parsed = tuple(ics_io.events_of(ics_io.parse(calendar.replace(b"END:VCALENDAR", added + b"END:VCALENDAR"),
+                                                     "c.ics"), "c.ics"))
+        assert ics_io._events_alone(added) == parsed
