@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from generators.dialogue_offline import generate_dialogue, mail_arrival, office_absences, plan_dialogue, task_values
 from generators.families import FAMILIES
@@ -57,6 +57,13 @@ def _office_facts(job: Job, ws: Workspace) -> tuple[list[str], list[tuple[str, d
     return list(files), list(away)
 
 
+def _families_to_try(job: Job, plan: Plan) -> Iterator[str]:
+    """The plan's family, then its fallbacks (``orchestrator.planner.fallback_families``), worked
+    out only when the plan's family makes no task in the office (a few attempts in a hundred)."""
+    yield plan.family
+    yield from fallback_families(job.config.seed, job.index, *mix(job.config))
+
+
 class OfflineRoles:
     name = "offline"
 
@@ -69,8 +76,7 @@ class OfflineRoles:
     def generate_task(self, job: Job, plan: Plan, notes: dict[str, dict[str, Any]]) -> TaskDraft | None:
         world = job.world
         colleagues = tuple((p.user, p.name) for p in world.colleagues)
-        order = [plan.family] + fallback_families(job.config.seed, job.index, *mix(job.config))
-        for name in order:
+        for name in _families_to_try(job, plan):
             fam = FAMILIES[name]
             missing = [a for a in fam.apps if a not in notes]
             for app in missing:

@@ -199,3 +199,31 @@ def test_a_process_keeps_the_reads_of_its_latest_worlds_only(world_testbed, tmp_
     from surfers import explore
 
     assert offline_roles.world_notes("email", first) == explore("email", Workspace(testbed, now=world.now))
+
+
+def test_a_family_that_makes_no_task_passes_to_the_fallbacks_in_their_order(world_testbed, tmp_path):
+    """The offline generator tries the plan's family, then ``fallback_families`` in order (worked out
+    only when needed): with the first families made to find nothing, the draft is the next one's."""
+    from generators.families.base import Family
+    from orchestrator import offline_roles
+    from orchestrator.planner import fallback_families, mix
+
+    world, testbed = world_testbed
+    job = Job(index=5, task_id="t-5", config=BuildConfig(seed=9), world=world, testbed=testbed, staging=tmp_path)
+    roles = OfflineRoles()
+    plan = roles.plan(job)
+    order = [plan.family] + fallback_families(job.config.seed, job.index, *mix(job.config))
+    assert list(offline_roles._families_to_try(job, plan)) == order
+    notes = {app: roles.explore(app, job) for app in plan.apps}
+    tried: list[str] = []
+    for failing in range(3):
+        def build(fam, inp, real=Family.build, failing=failing):
+            tried.append(fam.name)
+            return None if len(tried) <= failing else real(fam, inp)
+
+        tried.clear()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(Family, "build", build)
+            draft = roles.generate_task(job, plan, notes)
+        assert tried == order[:failing + 1]
+        assert draft is not None and draft.family == order[failing]
