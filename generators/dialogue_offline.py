@@ -46,7 +46,7 @@ from generators.session_clock import SessionClock, working_days_before
 from generators.sibling_works import Sibling
 from generators.small_talk import WordingsExhausted
 from generators.small_talk.calendar_facts import WEEKDAYS
-from generators.spoken_time import is_relative, names_any, said_in, spoken
+from generators.spoken_time import is_relative, named_moments, names_any, said_in, spoken
 from generators.thread_bank import OPENERS, REPLIES, SENTENCE_CUES, Decks, threads
 from generators.withheld import withheld_kind, withhold
 from generators.work_names import WorkNames, noun_twice
@@ -257,13 +257,14 @@ class HistoryWriter:
         self.work = OtherWork(rng=rng, user_first=self.user, colleagues=[c for c in colleagues if clean(c)],
                               company=company if clean(company) else "", projects=[p for p in projects if clean(p)],
                               files=[f for f in files if clean(f)], avoid=clean, currency=currency,
-                              absences=absences, names_day=lambda text, day: names_any(text, self.values, day))
+                              absences=absences, names_day=self.names_task_moment)
         self.decks = Decks(threads().lines, rng)
         self.said: set[str] = set()
         # a name for the work of pieces that came without one
         self.abouts: dict[tuple[str, str] | str, str] = {}
         self._clean_works: dict[str, bool] = {}  # work name -> clean(name) (see _clean_work)
         self._task_days: dict[date, set[date]] = {}  # a day -> the days the task's values name, read then
+        self._task_moments: dict[date, set[Any]] = {}  # a day -> the days and moments they write, read then
         self.colleagues = [c for c in colleagues if c and clean(c)]
         self.absences = list(absences)
         self._free: dict[date, list[str]] = {}  # the colleagues in on a day (see _who)
@@ -306,6 +307,14 @@ class HistoryWriter:
         day = when.date()
         return not any(first <= day <= last and name in value and _word(name).search(value)
                        for name, first, last in self.absences)
+
+    def names_task_moment(self, text: str, day: date) -> bool:
+        """Whether ``text``, said on ``day``, names in words a day or moment a task value writes
+        (``spoken_time.names_any``); the values are read once a day, not for every line drawn."""
+        wanted = self._task_moments.get(day)
+        if wanted is None:
+            wanted = self._task_moments[day] = named_moments(self.values, day)
+        return names_any(text, self.values, day, wanted)
 
     def talk_clean(self, text: str) -> bool:
         """``clean``, and naming none of the history's anchors (what small talk and other talk may say)."""

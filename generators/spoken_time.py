@@ -228,10 +228,17 @@ def last_named(text: str, value: str, said_on: date | None) -> int:
     return at
 
 
-def names_any(text: str, values: Iterable[str], said_on: date) -> bool:
+def named_moments(values: Iterable[str], said_on: date) -> set[When]:
+    """The days and moments ``values`` write, read on ``said_on`` (none for most values)."""
+    return {when for when in (value_time(v, said_on) for v in values) if when is not None}
+
+
+def names_any(text: str, values: Iterable[str], said_on: date, wanted: set[When] | None = None) -> bool:
     """Whether ``text`` (said on ``said_on``) names in words a day or moment one of ``values``
-    writes, as the memory marks read it: an unmarked line that does reads as the task's."""
-    wanted = {when for when in (value_time(v, said_on) for v in values) if when is not None}
+    writes, as the memory marks read it: an unmarked line that does reads as the task's.
+    ``wanted``: ``named_moments(values, said_on)``, when the caller keeps it (a writer asks of
+    every line it draws on a day); with none, the text is not read."""
+    wanted = named_moments(values, said_on) if wanted is None else wanted
     return bool(wanted) and any(found.when in wanted for found in read_times(text, said_on))
 
 

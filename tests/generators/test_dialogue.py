@@ -992,3 +992,30 @@ def test_a_works_name_is_judged_clean_as_any_text_is():
     kept = HistoryWriter([piece], rng=random.Random(3), user_first="Alex", answers=("14",))
     other = HistoryWriter([piece], rng=random.Random(3), user_first="Alex")
     assert kept._clean_work("the 14 invoices") is False and other._clean_work("the 14 invoices") is True
+
+
+def test_a_line_naming_a_task_moment_is_judged_as_names_any_does():
+    """The writer reads the task's days and moments once a day (``names_task_moment``): each line
+    gets ``names_any``'s answer, whether it names a value's day or moment, another day or none, on
+    days the values read differently ("this Friday" is the 24th on one day and not the next week);
+    two histories with other values judge the same line apart."""
+    from generators.dialogue_offline import HistoryWriter
+    from generators.spoken_time import names_any
+
+    piece = MemoryPiece("m1", "fact", "the review is on 2024-05-24", "2024-05-24", cue="date", about="the review")
+    moment = MemoryPiece("m2", "fact", "the call is at 2024-05-21 10:00", "2024-05-21 10:00", cue="date",
+                         about="the call")
+    lines = ["See you this Friday.", "Friday the 24th works.", "Tuesday next week at 10:00 then.",
+             "Tuesday the 21st at 10:00, right?", "This Thursday, maybe.", "Monday the 20th of next month.",
+             "No day in this one.", "Friday 24 May 2024 it is.", ""]
+    days = [date(2024, 5, 13), date(2024, 5, 15), date(2024, 5, 20), date(2024, 5, 27), date(2024, 5, 15)]
+    for pieces in ([piece], [piece, moment], [moment]):
+        writer = HistoryWriter(pieces, rng=random.Random(3), user_first="Alex", colleagues=["Sam"])
+        for day in days:  # a day asked again at the end: from what was kept
+            for _ in range(2):
+                assert [writer.names_task_moment(t, day) for t in lines] == \
+                       [names_any(t, writer.values, day) for t in lines]
+    only_date = HistoryWriter([piece], rng=random.Random(3), user_first="Alex")
+    only_moment = HistoryWriter([moment], rng=random.Random(3), user_first="Alex")
+    assert only_date.names_task_moment("See you this Friday.", date(2024, 5, 20)) is True
+    assert only_moment.names_task_moment("See you this Friday.", date(2024, 5, 20)) is False

@@ -9,6 +9,7 @@ import pytest
 from generators.spoken_time import (
     is_relative,
     last_named,
+    named_moments,
     names_any,
     names_value,
     ordinal,
@@ -91,6 +92,11 @@ def test_values_and_what_a_line_names():
     assert names_any("Back on Monday next week, they said.", values, WEDNESDAY)
     assert not names_any("Interviews are on Thursday the 23rd.", values, WEDNESDAY)
     assert not names_any("Interviews are on Friday the 24th.", ["budget.xlsx"], WEDNESDAY)
+    # the values' days and moments kept by the caller give the same answers
+    for text in ("Interviews are on Friday the 24th.", "Back on Monday next week, they said.", "On Thursday the 23rd."):
+        for kept in (values, ["budget.xlsx"], []):
+            wanted = named_moments(kept, WEDNESDAY)
+            assert names_any(text, values, WEDNESDAY, wanted) == names_any(text, kept, WEDNESDAY)
 
 
 def test_a_line_said_again_on_another_day_names_the_same_days():
