@@ -82,6 +82,7 @@ _SAID_ONCE = {word: word for word in ("nice", "lovely", "good", "great", "brilli
                                       "excellent", "amazing", "perfect", "fair", "classic", "interesting", "lucky",
                                       "treat", "sound", "love")}
 _SAID_ONCE.update(sounds="sound", loved="love")
+_REACTION_WORDS = frozenset(_SAID_ONCE)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -94,9 +95,11 @@ def repeats_itself(text: str) -> bool:
     for a, b in zip(words, words[1:]):
         if a == b and not a.isdigit():
             return True
-    grams = list(zip(words, words[1:], words[2:]))
-    if len(grams) != len(set(grams)):
+    # (a phrase said twice needs four words at least; most lines say no word of a reaction)
+    if len(words) > 3 and len(set(zip(words, words[1:], words[2:]))) != len(words) - 2:
         return True
+    if _REACTION_WORDS.isdisjoint(words):
+        return False
     reacted = [_SAID_ONCE[w] for w in words if w in _SAID_ONCE]
     return len(reacted) != len(set(reacted))
 

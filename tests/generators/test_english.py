@@ -56,6 +56,26 @@ def test_repeats_itself():
     assert not repeats_itself("Love that, a lovely thing to hear.")  # two words, each said once
 
 
+def test_repeats_itself_is_its_rule_written_out():
+    """The checks that pass a line without reading it all (too short for a phrase said twice, no
+    word of a reaction) give the rule's answer, over lines of repeated words, phrases, numbers and
+    reaction words in any case."""
+    def rule(text: str) -> bool:
+        words = english._WORD.findall(text.lower())
+        grams = list(zip(words, words[1:], words[2:]))
+        reacted = [english._SAID_ONCE[w] for w in words if w in english._SAID_ONCE]
+        return (any(a == b and not a.isdigit() for a, b in zip(words, words[1:])) or len(grams) != len(set(grams))
+                or len(reacted) != len(set(reacted)))
+
+    pieces = ["see", "you", "soon", "See", "the", "report", "2", "2", "Nice", "nice", "sounds", "sound", "Sounds",
+              "lovely", "love", "loved", "great", "a", "notes_may.docx", "o'clock", ",", ".", "!", "-"]
+    rng = random.Random(11)
+    lines = [" ".join(rng.choice(pieces) for _ in range(rng.randrange(0, 9))) for _ in range(6000)]
+    assert sum(map(rule, lines)) > 1000 and sum(not rule(t) for t in lines) > 1000
+    for line in lines:
+        assert english.repeats_itself.__wrapped__(line) == rule(line), line
+
+
 
 @pytest.mark.parametrize("clause, inside", [
     ("The overtime total was sent round", "the overtime total was sent round"), ("A bill came in", "a bill came in"),
