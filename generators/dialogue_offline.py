@@ -836,11 +836,14 @@ _READS_ON = {"got", "noted", "good", "great", "perfect", "understood", "that", "
              "useful", "clear", "all", "any", "should", "could", "would", "did", "have", "has", "can"}
 
 
+_FIRST_WORD = re.compile(r"[A-Za-z']+")
+
+
 def with_opener(opener: str, line: str) -> str | None:
     """``line`` after a short opener ("Okay, good to have that.", "Right. I'll hold on to it."), or
     with it in place of the one-word acknowledgement it opens with ("Okay, that fits." as "Right,
     that fits."); None when the line opens with that word already."""
-    first = re.match(r"[A-Za-z']+", line)
+    first = _FIRST_WORD.match(line)
     word = first.group(0).lower() if first else ""
     if word == opener.lower():
         return None

@@ -123,8 +123,11 @@ AN = re.compile(r"\b([Aa]) (?!EUR )(?=[aeioAEIO]|U(?:m|l|p|rb|nd|nt|nc|gl|tt)|8|
 FILE_NAME = re.compile(r"\b[\w-]+\.(?:xlsx|xls|csv|docx|doc|pdf|pptx|zip|txt)\b", re.I)
 
 
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+
+
 def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "project"
+    return _NOT_SLUG.sub("_", text.lower()).strip("_") or "project"
 
 
 def fill(frag: Frag, ctx: Ctx) -> tuple[str, set[str]]:

@@ -69,6 +69,8 @@ from generators.small_talk.tables import (
 )
 from office_env.seeding import rng as seeded
 
+_WEEKDAY_WORDS = tuple(re.compile(rf"\b{name}\b") for name in WEEKDAYS)  # a weekday as a word of its own
+
 
 class SmallTalk:
     """Composes the small talk of one history (one object per history)."""
@@ -273,7 +275,8 @@ class SmallTalk:
         draw("hobby", f"hobbies.{hobby}.name")
         draw("hob_spot", f"hobbies.{hobby}.spot")
         # "my Thursday lessons": the hobby happens that weekday only (flags hobby_day, hobby_eve)
-        days = [i for i, name in enumerate(WEEKDAYS) if re.search(rf"\b{name}\b", ctx["hob_spot"])]
+        spot = ctx["hob_spot"]
+        days = [i for i, name in enumerate(WEEKDAYS) if name in spot and _WEEKDAY_WORDS[i].search(spot)]
         self._hob_day: int | None = days[0] if days else None
 
     # -- calendar ----------------------------------------------------------------------------
