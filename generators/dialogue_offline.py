@@ -798,7 +798,8 @@ class HistoryWriter:
         stamps = clock.stamps[:len(specs)]
         said = tuple(Turn(role=role, text=text, ts=ts, evidence=marks.get("evidence", ()),  # type: ignore[arg-type]
                           superseded=marks.get("superseded", ()), distractor=marks.get("distractor", ()),
-                          thread=thread)
+                          thread=thread) if marks else
+                     Turn(role=role, text=text, ts=ts, thread=thread)  # type: ignore[arg-type]  # (most turns: no marks)
                      for (role, text, marks, thread), ts in zip(specs, stamps))
         return Session(day=plan.day, date=plan.date.isoformat(), turns=said)
 
