@@ -362,7 +362,7 @@ class HistoryWriter:
             for value in others:  # a plain loop, as in clean
                 if value in low:
                     return False
-            return (text not in self.said and " ".join(low.split()) not in self.banned
+            return (text not in self.said and not (self.banned and " ".join(low.split()) in self.banned)
                     and not noun_twice(low, about))
 
         # an answer to the user's question comes from answers only; other replies can borrow from each

@@ -1019,3 +1019,24 @@ def test_a_line_naming_a_task_moment_is_judged_as_names_any_does():
     only_moment = HistoryWriter([moment], rng=random.Random(3), user_first="Alex")
     assert only_date.names_task_moment("See you this Friday.", date(2024, 5, 20)) is True
     assert only_moment.names_task_moment("See you this Friday.", date(2024, 5, 20)) is False
+
+
+def test_a_line_said_elsewhere_is_never_drawn_again():
+    """``banned`` lines (said already elsewhere) are skipped by the thread lines, as written or
+    with other case and spacing; without any, the same draws give them."""
+    from generators.dialogue_offline import HistoryWriter
+
+    piece = MemoryPiece("m1", "fact", "the pack is for the Vendor review", "Vendor review", cue="meeting_title",
+                        about="the review pack")
+    when = datetime(2024, 5, 15, 10)
+
+    def lines(banned: tuple[str, ...]) -> list[str]:
+        writer = HistoryWriter([piece], rng=random.Random(3), user_first="Alex", colleagues=["Sam"], banned=banned)
+        ctx = writer._slots("the review pack", when)
+        return [writer._line("after", "any", ctx, question=False) for _ in range(12)]
+
+    free = lines(())
+    banned = tuple(f"  {t.upper()} " for t in free[:6])
+    kept = lines(banned)
+    assert not {" ".join(t.lower().split()) for t in kept} & {" ".join(t.lower().split()) for t in free[:6]}
+    assert len(set(kept)) == len(kept)
