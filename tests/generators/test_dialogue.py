@@ -527,6 +527,23 @@ def test_assistant_claims_completion():
     _fails(broken, rf"day {d + 1} turn {i + 2}: the assistant claims completion \(\"i've sent\"\)")
 
 
+def test_the_claim_gate_agrees_with_the_claims_themselves():
+    """The gate that looks at a claim's first letter before its alternatives finds a claim in a text
+    exactly where one of the claim patterns does, over texts of subjects, adverbs, deeds, promises
+    and other words in any order."""
+    from verifier import dialogue_rules
+
+    pieces = ["i've", "i have", "i", "we've", "we have", "just", "already", "now", "successfully", "sent", "set up",
+              "taken care of", "has", "have", "been", "it's", "it is", "that's", "all", "everything's", "everything is",
+              "done", "finished", "completed", "task", "is", "complete", "i'll", "will", "once", "the", "report",
+              "sorted", "and", ".", "!", ",", "so", "we", "upload", "uploaded", "x"]
+    rng = random.Random(7)
+    texts = [" ".join(rng.choice(pieces) for _ in range(rng.randrange(1, 8))) for _ in range(5000)]
+    found = [dialogue_rules._ANY_COMPLETION.search(t) is not None for t in texts]
+    assert found == [any(p.search(t) for p in dialogue_rules._COMPLETION) for t in texts]
+    assert 300 < sum(found) < 4700  # claims and texts without one alike
+
+
 def test_value_said_by_assistant_and_evidence_problems():
     sessions = _base()
     d, i = _locate(sessions, "m4")
