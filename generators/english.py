@@ -106,7 +106,9 @@ def repeats_itself(text: str) -> bool:
 
 _FILLERS_RE = re.compile(r"^(?:(?:ha|haha|mm|hmm|well|oh|ah|so|right|okay|ok|anyway|honestly|actually|yeah|funny|"
                          r"and|but|by the way)\b[,.!:]?\s*)+", re.IGNORECASE)
-_CAPITAL_RE = re.compile(r"\b[A-Z][\w'-]*")
+# a capitalised word: r"\b[A-Z][\w'-]*", written to open with its capital (the word's start checked
+# after it), so that a line's other letters are passed at once
+_CAPITAL_RE = re.compile(r"[A-Z](?<!\w[A-Z])[\w'-]*")
 _NOT_WORD_RE = re.compile(r"[^\w\s\u00b7]")
 
 

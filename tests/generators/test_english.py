@@ -98,6 +98,21 @@ def test_bare_takes_off_what_the_closers_pattern_does():
         assert english._bare(line) == expected, line
 
 
+def test_capitalised_words_are_those_of_the_plain_pattern():
+    """The capitalised-word pattern that opens with its capital finds what r"\b[A-Z][\w'-]*" does,
+    in lines of names, acronyms, capitals inside words ("McAdams", "iPhone"), after digits,
+    underscores, apostrophes, hyphens and letters outside ASCII ("ÉA", "ßB")."""
+    import re
+
+    plain = re.compile(r"\b[A-Z][\w'-]*")
+    pieces = ["Priya", "McAdams", "iPhone", "the", "Q3", "3Q", "_X", "x_Y", "O'Neil", "'Tis", "-Ab", "a-B", "\u00c9A",
+              "\u00dfB", "\u00b7C", "A", " ", ", ", ".", "\n", "I", "i", "9", "Z'"]
+    rng = random.Random(13)
+    for _ in range(5000):
+        line = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 8)))
+        assert english._CAPITAL_RE.sub("\u00b7", line) == plain.sub("\u00b7", line), line
+
+
 def test_near_and_repeat_keys_set_fillers_and_closers_aside():
     assert english.repeat_key("Well, the report is late, anyway.") == english.repeat_key("the report is late") == "the report is late"
     assert english.near_key("Ha, we heard Priya say the Atlas launch slipped, i guess!") == english.near_key("we heard Marco say the Delta launch slipped")
