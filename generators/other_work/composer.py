@@ -29,6 +29,7 @@ from generators.other_work.makers import SlotValues
 from generators.other_work.office import Clock, Office, Whereabouts
 from generators.other_work.story import (
     AN,
+    FILE_ENDING,
     FILE_NAME,
     Arc,
     Ctx,
@@ -528,7 +529,7 @@ class OtherWork:
         and no invented file name that could be taken for one of the office's documents."""
         if not (5 <= text.count(" ") + 1 <= 30) or text in self.used or repeats_itself(text):
             return False
-        if self.office.stems and "." in text:
+        if self.office.stems and FILE_ENDING.search(text):  # (a line without a file's ending names none)
             for name in FILE_NAME.findall(text):
                 if name not in self.office.files and self.office.like_office_file(name):
                     return False

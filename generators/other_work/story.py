@@ -121,6 +121,8 @@ AN = re.compile(r"\b([Aa]) (?!EUR )(?=[aeioAEIO]|U(?:m|l|p|rb|nd|nt|nc|gl|tt)|8|
 
 
 FILE_NAME = re.compile(r"\b[\w-]+\.(?:xlsx|xls|csv|docx|doc|pdf|pptx|zip|txt)\b", re.I)
+# a file name's ending alone: found (or not) at once, where FILE_NAME tries every word of a line
+FILE_ENDING = re.compile(r"\.(?:xlsx|xls|csv|docx|doc|pdf|pptx|zip|txt)\b", re.I)
 
 
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")

@@ -746,3 +746,17 @@ def test_a_work_bank_missing_a_section_or_with_a_computed_milestone_is_refused(t
     with pytest.raises(BankError, match=r"arcs\.bank:\d+: data\.milestone fields must be plain text"):
         load_work_banks(tmp_path)
 
+
+
+def test_a_line_without_a_file_ending_names_no_file():
+    """Other work looks for invented file names only in a line with a file's ending (FILE_ENDING):
+    every line in which FILE_NAME finds a name has one, over lines of names, endings in any case,
+    dots, hyphens and words that merely start like an ending ("docs", ".xlsxx")."""
+    from generators.other_work.story import FILE_ENDING, FILE_NAME
+
+    pieces = ["report", "q3-plan", "notes_v2", ".", ".xlsx", ".XLS", ".csvx", ".docs", ".pdf", ".Txt", ".zip2", " ",
+              ", ", "-", "_", "x", "sheet.", ".pptx!", "docs", "the", ".doc."]
+    rng = random.Random(17)
+    lines = ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 8))) for _ in range(5000)]
+    named = [line for line in lines if FILE_NAME.findall(line)]
+    assert len(named) > 500 and all(FILE_ENDING.search(line) for line in named)
