@@ -105,6 +105,7 @@ class WorkNames:
         self.names = {about: (ns[0], *[n for n in ns[1:] if n not in shared and clean(n)])
                       for about, ns in names.items()}
         self.uses: dict[str, Counter[str]] = {}  # how often each work was called each name
+        self._pools: dict[tuple[str, bool], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
 
     def of(self, about: str) -> tuple[str, ...]:
         """The names of ``about``, its full name first."""
@@ -122,18 +123,29 @@ class WorkNames:
         ``stated_full_names``); of several, the one used least so far. A
         line that opens an exchange (``opening``) never says "that one", "this report" or "the
         invoice one": nothing before it says which work it points at."""
-        names = self.of(about)
-        short = [n for n in names[1:] if not (opening and (n.startswith(_POINTING) or n.endswith(" one")))]
+        names, short, which = self._pools_of(about, opening)
         if full or not short:
             return names[0]
         if answer or self.rng.random() >= (self.stated_full_names if stated else self.full_name):
             pool = short
         elif stated:  # a value is said with the name the question asks by
             return names[0]
-        else:  # the name that says which work: the full one, or its words but the head ("the invoice thing")
-            pool = [names[0], *[n for n in short if n.endswith((" thing", " one")) and n != "that one"]]
+        else:
+            pool = which
         uses = self.uses.setdefault(names[0], Counter())
         fewest = min(uses[n] for n in pool)
         name = self.rng.choice([n for n in pool if uses[n] == fewest])
         uses[name] += 1
         return name
+
+    def _pools_of(self, about: str, opening: bool) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """The names of ``about``, its short ones (an opening line's: none that points back) and the
+        ones that say which work (the full one, or its words but the head: "the invoice thing"),
+        kept per work: a history picks a name for every line about a work."""
+        pools = self._pools.get((about, opening))
+        if pools is None:
+            names = self.of(about)
+            short = tuple(n for n in names[1:] if not (opening and (n.startswith(_POINTING) or n.endswith(" one"))))
+            which = (names[0], *[n for n in short if n.endswith((" thing", " one")) and n != "that one"])
+            pools = self._pools[(about, opening)] = (names, short, which)
+        return pools

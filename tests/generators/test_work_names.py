@@ -55,3 +55,36 @@ def test_lines_with_and_without_a_value_say_which_work_at_their_own_rates():
     stated = _which_share(usual, about, stated=True)
     assert stated > _which_share(usual, about, stated=False) + 0.25  # a value is said with the name asked by
     assert stated > _which_share(weeks, about, stated=False) > _which_share(usual, about, stated=False) + 0.1
+
+
+def _pick_afresh(names: WorkNames, about: str, *, full: bool, opening: bool, answer: bool, stated: bool) -> str:
+    """``WorkNames.pick`` with its pools made on every call, as the rule says them."""
+    every = names.of(about)
+    short = [n for n in every[1:] if not (opening and (n.startswith(("that ", "this ")) or n.endswith(" one")))]
+    if full or not short:
+        return every[0]
+    if answer or names.rng.random() >= (names.stated_full_names if stated else names.full_name):
+        pool = short
+    elif stated:
+        return every[0]
+    else:
+        pool = [every[0], *[n for n in short if _says_which(n, every[0]) and n != every[0]]]
+    uses = names.uses.setdefault(every[0], Counter())
+    fewest = min(uses[n] for n in pool)
+    name = names.rng.choice([n for n in pool if uses[n] == fewest])
+    uses[name] += 1
+    return name
+
+
+def test_the_pools_kept_per_work_pick_as_pools_made_afresh():
+    works = ["the renewal reminder", "the invoice log", "the quote log", "the budget sheet", "the client deck"]
+    for seed in range(12):
+        draw = random.Random(seed)
+        clean = (lambda text: "quote" not in text) if seed % 3 == 0 else (lambda text: True)
+        kept = WorkNames(random.Random(seed), clean, works[:3], stated_full_names=0.7, full_name=0.3)
+        fresh = WorkNames(random.Random(seed), clean, works[:3], stated_full_names=0.7, full_name=0.3)
+        for _ in range(300):
+            about = draw.choice(works)  # the last two are met as they come, after the start
+            flags = {name: draw.random() < 0.3 for name in ("full", "opening", "answer", "stated")}
+            assert kept.pick(about, **flags) == _pick_afresh(fresh, about, **flags)
+        assert kept.uses == fresh.uses
