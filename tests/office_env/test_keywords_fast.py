@@ -194,3 +194,23 @@ def test_a_date_is_named_without_its_year_as_reading_every_year_less_date_says()
             for day in days:
                 slow = day in hay.dates() or kw._names_yearless(day, hay.yearless())
                 assert hay.has_date(day) == slow, (text, day_first, day)
+
+
+def test_the_quick_looks_for_a_number_word_and_noon_answer_as_their_patterns(corpus):
+    """``_spells_number`` and ``_says_noon`` look for a piece of the words first: they answer as the
+    patterns do, for every number word in any case, and for letters a case-blind pattern takes for
+    ASCII ones ("ſeven", "\u212aelvin"), which skip the quick look."""
+    words = [*kw._UNITS, *kw._TENS]
+    assert all(kw._NUMBER_WORD_PIECE_RE.search(w) for w in words)  # the pieces cover every word
+    odd = ["\u017feven", "\u017fIXTY-FIVE", "n\u0131ne", "e\u0130ght", "\u212aeep twenty-\u017fix", "ZERO",
+           "Eleven", "twelve-", "-ten", "tens", "often", "noon", "afternoon", "12 noon", "Midday", "midnight.",
+           "mid-day", "é ten"]
+    rng = random.Random(5)
+    mixed = [" ".join(rng.choice([*words, *odd, *PIECES, w.upper(), w.title()]) for _ in range(rng.randint(1, 6)))
+             for w in words * 40]
+    spelled = 0
+    for text in [*corpus, *odd, *words, *mixed, *(t.lower() for t in mixed)]:
+        assert kw._spells_number(text) == (kw._SPELLED_RE.search(text) is not None), text
+        assert kw._says_noon(text) == (kw._TEXT_NOON_RE.search(text) is not None), text
+        spelled += kw._spells_number(text)
+    assert 1000 < spelled
