@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 from datetime import date as _date_cls
 from functools import lru_cache
-from typing import Any, Callable, Iterable, Iterator, cast
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, cast
 
 from text_to_num import alpha2digit
 
@@ -123,8 +123,9 @@ _CONTINENTAL_RE = re.compile(r"(\d(?<![\d.,]\d)\d{0,2}(?:\.\d{3})+),(\d{1,2})(?!
 def without_thousands(text: str) -> str:
     """``text`` with thousands separators taken out of its numbers (``12,500.00`` -> ``12500.00``,
     ``1.200,50`` -> ``1200.50``)."""
-    text = _CONTINENTAL_RE.sub(lambda m: f"{m.group(1).replace('.', '')}.{m.group(2)}", text)
-    return _THOUSANDS_RE.sub("", text)
+    patterns = _FIGURES[_reads_as_ascii(text)]
+    text = patterns.continental.sub(lambda m: f"{m.group(1).replace('.', '')}.{m.group(2)}", text)
+    return patterns.thousands.sub("", text)
 
 
 def normalize(text: str) -> str:
@@ -526,13 +527,14 @@ def _numbers_in(text: str) -> frozenset[float]:
     """The numbers of a normalized text as number keywords find them: figures of their own (a date
     stands for its year alone, a clock time for none), and counts from 2 to 99 written in words."""
     plain = _figures_only(without_thousands(text))
-    found = {float(n) for n in set(_TEXT_NUMBER_RE.findall(plain))}  # a figure said again is read once
+    found = {float(n) for n in set(_FIGURES[_reads_as_ascii(plain)].number.findall(plain))}  # each figure once
     if _spells_number(plain):
         found |= {float(n) for n in spelled_numbers(plain)} & _SPELLED_VALUES
         # an amount in words ("twenty-four thousand", "two hundred and two point one five"); below a
         # hundred only the counts above stand ("first" is no 1, "one" is a pronoun too)
         worded = _figures_only(without_thousands(words_as_digits(plain)))
-        found |= {v for v in map(float, _TEXT_NUMBER_RE.findall(worded)) if v >= _WORDED_AMOUNTS_FROM}
+        found |= {v for v in map(float, _FIGURES[_reads_as_ascii(worded)].number.findall(worded))
+                  if v >= _WORDED_AMOUNTS_FROM}
     return frozenset(found)
 
 
@@ -562,6 +564,46 @@ def _amounts_in(text: str) -> frozenset[tuple[float, str]]:
 
 
 _MONTH_LETTERS_RE = re.compile(_MONTH_NAME)  # what every match of a month pattern holds
+_ANY_CLOCK_RE = re.compile(r"\d(?<![\d:]\d)\d?:\d{2}(?::\d{2})?(?![\d])")  # (?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d])
+
+
+def _compiled_for_ascii(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` compiled with ``re.ASCII``: the regex engine tests a character of a class (``\\d``,
+    ``\\w``, ``\\s``) faster, and finds what ``pattern`` finds in a text that ``_reads_as_ascii``."""
+    return re.compile(pattern.pattern, (pattern.flags & ~re.UNICODE) | re.ASCII)
+
+
+def _reads_as_ascii(text: str) -> bool:
+    """Whether a pattern compiled with ``re.ASCII`` finds in ``text`` what it finds as written: every
+    character is ASCII, where ``\\d``, ``\\w``, ``\\b`` and case-blind letters mean the same either
+    way, and none is one of the four separators (``\\x1c``-``\\x1f``) that only Unicode's ``\\s`` holds."""
+    return text.isascii() and not ("\x1c" in text or "\x1d" in text or "\x1e" in text or "\x1f" in text)
+
+
+class _Figures(NamedTuple):
+    """The patterns that take a text's figures out (``without_thousands``, ``_figures_only``) and
+    read them, compiled once as written and once for ASCII text (``_FIGURES``)."""
+
+    continental: re.Pattern[str]
+    thousands: re.Pattern[str]
+    iso_date: re.Pattern[str]
+    day_before_month: re.Pattern[str]
+    day_month: re.Pattern[str]
+    month_day: re.Pattern[str]
+    numeric_date: re.Pattern[str]
+    day_month_core: re.Pattern[str]
+    weekday_before_day: re.Pattern[str]
+    month_day_core: re.Pattern[str]
+    weekday_before_month: re.Pattern[str]
+    any_clock: re.Pattern[str]
+    twelve_hour: re.Pattern[str]
+    number: re.Pattern[str]
+
+
+_AS_WRITTEN = _Figures(_CONTINENTAL_RE, _THOUSANDS_RE, _TEXT_ISO_DATE_RE, _DAY_BEFORE_MONTH_RE, _TEXT_DAY_MONTH_RE,
+                       _TEXT_MONTH_DAY_RE, _TEXT_NUMERIC_DATE_RE, _DAY_MONTH_NY_CORE_RE, _WEEKDAY_BEFORE_DAY_RE,
+                       _MONTH_DAY_NY_CORE_RE, _WEEKDAY_BEFORE_MONTH_RE, _ANY_CLOCK_RE, _TEXT_12H_RE, _TEXT_NUMBER_RE)
+_FIGURES = (_AS_WRITTEN, _Figures(*map(_compiled_for_ascii, _AS_WRITTEN)))  # [_reads_as_ascii(text)]
 
 
 def _figures_only(plain: str) -> str:
@@ -569,25 +611,26 @@ def _figures_only(plain: str) -> str:
     clock time taken out: what is left of its numbers are figures of their own. A pattern runs only
     on a text holding what each of its matches holds (a "-" or "/", a month's letters, a ":", an
     "am" or "pm"); a pass puts only digits and spaces where it takes a date out, so it gives no later
-    pattern anything new to find."""
+    pattern anything new to find (and an ASCII text stays one: it is read by the ASCII patterns)."""
+    patterns = _FIGURES[_reads_as_ascii(plain)]
     year_of = cast("Callable[[int], Callable[[re.Match[str]], str]]", lambda g: lambda m: f" {m.group(g)} ")
     if "-" in plain:
-        plain = _TEXT_ISO_DATE_RE.sub(year_of(1), plain)
+        plain = patterns.iso_date.sub(year_of(1), plain)
     months = _MONTH_LETTERS_RE.search(plain) is not None
     if months:
-        if _DAY_BEFORE_MONTH_RE.search(plain):  # what every day-month date holds
-            plain = _TEXT_DAY_MONTH_RE.sub(year_of(3), plain)
-        plain = _TEXT_MONTH_DAY_RE.sub(year_of(3), plain)
+        if patterns.day_before_month.search(plain):  # what every day-month date holds
+            plain = patterns.day_month.sub(year_of(3), plain)
+        plain = patterns.month_day.sub(year_of(3), plain)
     if "/" in plain or "." in plain or "-" in plain:
-        plain = _TEXT_NUMERIC_DATE_RE.sub(year_of(4), plain)
+        plain = patterns.numeric_date.sub(year_of(4), plain)
     if months:
-        if _DAY_BEFORE_MONTH_RE.search(plain):  # else the pattern finds nothing: a long text is spared the pass
-            plain = _yearless_out(_DAY_MONTH_NY_CORE_RE, _WEEKDAY_BEFORE_DAY_RE, plain)
-        plain = _yearless_out(_MONTH_DAY_NY_CORE_RE, _WEEKDAY_BEFORE_MONTH_RE, plain)
+        if patterns.day_before_month.search(plain):  # else the pattern finds nothing: a long text is spared the pass
+            plain = _yearless_out(patterns.day_month_core, patterns.weekday_before_day, plain)
+        plain = _yearless_out(patterns.month_day_core, patterns.weekday_before_month, plain)
     if ":" in plain:
-        plain = _ANY_CLOCK_RE.sub(" ", plain)
+        plain = patterns.any_clock.sub(" ", plain)
     if "am" in plain or "pm" in plain or "a.m" in plain or "p.m" in plain:
-        plain = _TEXT_12H_RE.sub(" ", plain)
+        plain = patterns.twelve_hour.sub(" ", plain)
     return plain
 
 
@@ -627,9 +670,6 @@ def figures_in(text: str) -> list[float]:
     """The figures of ``text`` in order, signed: ``numbers_in`` without the parts of dates and clock
     times (``4`` is not in ``2024-07-04`` nor in ``4:30 pm``; a date's year is)."""
     return [float(n) for n in _SIGNED_NUMBER_RE.findall(_figures_only(without_thousands(normalize(text))))]
-
-
-_ANY_CLOCK_RE = re.compile(r"\d(?<![\d:]\d)\d?:\d{2}(?::\d{2})?(?![\d])")  # (?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d])
 
 
 def words_as_digits(text: str) -> str:

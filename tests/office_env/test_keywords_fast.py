@@ -214,3 +214,31 @@ def test_the_quick_looks_for_a_number_word_and_noon_answer_as_their_patterns(cor
         assert kw._says_noon(text) == (kw._TEXT_NOON_RE.search(text) is not None), text
         spelled += kw._spells_number(text)
     assert 1000 < spelled
+
+
+def test_a_pattern_compiled_for_ascii_reads_an_ascii_text_as_written(corpus):
+    """Each class a pattern may hold answers alike for every ASCII character in both compilations but
+    for the four separators Unicode's white space holds (which ``_reads_as_ascii`` refuses), and so do
+    case-blind letters; the figures read of a text are the same whichever patterns read them."""
+    ascii_chars = [chr(c) for c in range(128)]
+    differ = {c for c in ascii_chars for cls in (r"\d", r"\w", r"\s", r"\b")
+              if bool(re.search(cls, c)) != bool(re.search(cls, c, re.ASCII))}
+    assert differ == {"\x1c", "\x1d", "\x1e", "\x1f"}
+    assert not any(kw._reads_as_ascii(f"a{c}b") for c in differ)
+    assert all(bool(re.fullmatch(re.escape(a), b, re.I)) == bool(re.fullmatch(re.escape(a), b, re.I | re.ASCII))
+               for a in ascii_chars for b in ascii_chars)
+    as_written, for_ascii = kw._FIGURES
+    assert as_written == kw._AS_WRITTEN and len(as_written) == len(for_ascii)
+    odd = ["12\u2003may 2024", "\u0661\u0662:30 pm", "twelve\x1c5", "3\x1fmar 2025", "1,200\u00a0eur", "caf\u00e9 9:30"]
+    ascii_read = 0
+    for text in [*corpus, *(t.lower() for t in corpus), *odd, *(o + " " + t for o in odd for t in corpus[:200])]:
+        for fast, plain in zip(for_ascii, as_written):
+            if kw._reads_as_ascii(text):
+                assert [m.span() + m.groups() for m in fast.finditer(text)] == \
+                    [m.span() + m.groups() for m in plain.finditer(text)], (plain.pattern, text)
+        plain = kw._THOUSANDS_RE.sub("", kw._CONTINENTAL_RE.sub(lambda m: f"{m.group(1).replace('.', '')}.{m.group(2)}",
+                                                                 text))
+        assert kw.without_thousands(text) == plain, text
+        assert kw._figures_only(plain) == _every_pass(plain), text
+        ascii_read += kw._reads_as_ascii(text)
+    assert 1000 < ascii_read
