@@ -123,7 +123,7 @@ _CONTINENTAL_RE = re.compile(r"(\d(?<![\d.,]\d)\d{0,2}(?:\.\d{3})+),(\d{1,2})(?!
 def without_thousands(text: str) -> str:
     """``text`` with thousands separators taken out of its numbers (``12,500.00`` -> ``12500.00``,
     ``1.200,50`` -> ``1200.50``)."""
-    patterns = _FIGURES[_reads_as_ascii(text)]
+    patterns = _figure_patterns(_reads_as_ascii(text))
     text = patterns.continental.sub(lambda m: f"{m.group(1).replace('.', '')}.{m.group(2)}", text)
     return patterns.thousands.sub("", text)
 
@@ -265,23 +265,30 @@ def _clock(needle: str) -> frozenset[tuple[int, int]] | None:
 
 def _clock_spans(text: str) -> list[tuple[int, int, tuple[int, int]]]:
     """(start, end, (hour, minute)) of every clock time in ``text`` (lower-cased), in order: 24-hour,
-    with am/pm, with a dot where a time is said, in words, or noon, midday and midnight."""
-    spans = [(m.start(), m.end(), (int(m.group(1)), int(m.group(2)))) for m in _TEXT_CLOCK_RE.finditer(text)]
-    for m in _TEXT_12H_RE.finditer(text):
+    with am/pm, with a dot where a time is said, in words, or noon, midday and midnight. A pattern
+    runs only on a text holding what each of its matches holds (``_CLOCK_NEEDS``): most hold few."""
+    spans = [(m.start(), m.end(), (int(m.group(1)), int(m.group(2)))) for m in _TEXT_CLOCK_RE.finditer(text)] \
+        if ":" in text else []
+    half_day = any(mark in text for mark in _CLOCK_NEEDS["half_day"])
+    for m in _TEXT_12H_RE.finditer(text) if half_day else ():
         h, minute, half = m.group(1), m.group(2), m.group(3)
         if 1 <= int(h) <= 12:
             spans.append((m.start(), m.end(), (int(h) % 12 + (12 if half == "p" else 0), int(minute or 0))))
-    spans += [(m.start(), m.end(), (0 if m.group(1) == "midnight" else 12, 0)) for m in _TEXT_NOON_RE.finditer(text)]
-    for m in _DOTTED_CLOCK_RE.finditer(text):  # "at 12.00", "from 14.30": the British clock
-        spans.append((m.start(1), m.end(), (int(m.group(1)), int(m.group(2)))))
-    for m in _DATED_DOTTED_RE.finditer(text):  # "2025-04-03 13.00": a time where it ends a date
-        spans.append((m.start(1), m.end(), (int(m.group(1)), int(m.group(2)))))
-    for m in _DOTTED_RANGE_RE.finditer(text):  # "10.00 to 15.00", "13.00-13.30": two make a range
-        spans += [(m.start(1), m.end(2), (int(m.group(1)), int(m.group(2)))),
-                  (m.start(3), m.end(4), (int(m.group(3)), int(m.group(4))))]
-    for m in _SPOKEN_CLOCK_RE.finditer(text):
-        spans += [(m.start(), m.end(), clock) for clock in _spoken_clock(m)]
-    for m in _BARE_START_RE.finditer(text):  # "1-2 pm": the first hour takes the second's half of the day
+    if any(word in text for word in _CLOCK_NEEDS["noon"]):
+        spans += [(m.start(), m.end(), (0 if m.group(1) == "midnight" else 12, 0))
+                  for m in _TEXT_NOON_RE.finditer(text)]
+    if "." in text:
+        for m in _DOTTED_CLOCK_RE.finditer(text):  # "at 12.00", "from 14.30": the British clock
+            spans.append((m.start(1), m.end(), (int(m.group(1)), int(m.group(2)))))
+        for m in _DATED_DOTTED_RE.finditer(text):  # "2025-04-03 13.00": a time where it ends a date
+            spans.append((m.start(1), m.end(), (int(m.group(1)), int(m.group(2)))))
+        for m in _DOTTED_RANGE_RE.finditer(text):  # "10.00 to 15.00", "13.00-13.30": two make a range
+            spans += [(m.start(1), m.end(2), (int(m.group(1)), int(m.group(2)))),
+                      (m.start(3), m.end(4), (int(m.group(3)), int(m.group(4))))]
+    if any(word in text for word in _CLOCK_NEEDS["spoken"]):  # else each time in words says no clock
+        for m in _SPOKEN_CLOCK_RE.finditer(text):
+            spans += [(m.start(), m.end(), clock) for clock in _spoken_clock(m)]
+    for m in _BARE_START_RE.finditer(text) if half_day else ():  # "1-2 pm": the first hour takes the second's half
         first, second = int(m.group(1)), int(m.group(3))
         if 1 <= first <= 12 and 1 <= second <= 12:
             pm = (m.group(5) == "p") != (first > second and first != 12)  # "11-1 pm" starts at 11 am
@@ -346,6 +353,11 @@ _BARE_START_RE = re.compile(r"(?<![\d:])(\d{1,2})(:\d{2})?(?!\s?[ap]\.?m\b)\s*(?
 _RANGE_JOIN_RE = re.compile(r"\.?\s*(?:-|–|—|to|until|till)\s*")  # the dot ends "p.m." before it
 # "moved from 13:00 to 14:30": a change of time, whose second clock is the new start
 _MOVE_RE = re.compile(r"\b(?:mov|shift|push|pull|reschedul|chang|brought|bring|switch)\w*")
+# what a text holds wherever a pattern of _clock_spans finds a clock time: an "am" or "pm" (_TEXT_12H_RE,
+# _BARE_START_RE), a word for noon (_TEXT_NOON_RE), and for a time in words (_SPOKEN_CLOCK_RE) the words
+# that give it a clock at all (the minutes' "past" or "to", "o'clock", or the part of the day)
+_CLOCK_NEEDS = {"half_day": ("am", "pm", "a.m", "p.m"), "noon": ("noon", "mid"),
+                "spoken": ("past", "to", "o'clock", "in the ", "at night")}
 
 
 def _date(needle: str) -> tuple[int, int, int] | None:
@@ -527,13 +539,13 @@ def _numbers_in(text: str) -> frozenset[float]:
     """The numbers of a normalized text as number keywords find them: figures of their own (a date
     stands for its year alone, a clock time for none), and counts from 2 to 99 written in words."""
     plain = _figures_only(without_thousands(text))
-    found = {float(n) for n in set(_FIGURES[_reads_as_ascii(plain)].number.findall(plain))}  # each figure once
+    found = {float(n) for n in set(_figure_patterns(_reads_as_ascii(plain)).number.findall(plain))}  # each figure once
     if _spells_number(plain):
         found |= {float(n) for n in spelled_numbers(plain)} & _SPELLED_VALUES
         # an amount in words ("twenty-four thousand", "two hundred and two point one five"); below a
         # hundred only the counts above stand ("first" is no 1, "one" is a pronoun too)
         worded = _figures_only(without_thousands(words_as_digits(plain)))
-        found |= {v for v in map(float, _FIGURES[_reads_as_ascii(worded)].number.findall(worded))
+        found |= {v for v in map(float, _figure_patterns(_reads_as_ascii(worded)).number.findall(worded))
                   if v >= _WORDED_AMOUNTS_FROM}
     return frozenset(found)
 
@@ -582,7 +594,7 @@ def _reads_as_ascii(text: str) -> bool:
 
 class _Figures(NamedTuple):
     """The patterns that take a text's figures out (``without_thousands``, ``_figures_only``) and
-    read them, compiled once as written and once for ASCII text (``_FIGURES``)."""
+    read them, compiled as written and for ASCII text (``_figure_patterns``)."""
 
     continental: re.Pattern[str]
     thousands: re.Pattern[str]
@@ -603,7 +615,12 @@ class _Figures(NamedTuple):
 _AS_WRITTEN = _Figures(_CONTINENTAL_RE, _THOUSANDS_RE, _TEXT_ISO_DATE_RE, _DAY_BEFORE_MONTH_RE, _TEXT_DAY_MONTH_RE,
                        _TEXT_MONTH_DAY_RE, _TEXT_NUMERIC_DATE_RE, _DAY_MONTH_NY_CORE_RE, _WEEKDAY_BEFORE_DAY_RE,
                        _MONTH_DAY_NY_CORE_RE, _WEEKDAY_BEFORE_MONTH_RE, _ANY_CLOCK_RE, _TEXT_12H_RE, _TEXT_NUMBER_RE)
-_FIGURES = (_AS_WRITTEN, _Figures(*map(_compiled_for_ascii, _AS_WRITTEN)))  # [_reads_as_ascii(text)]
+
+
+@lru_cache(maxsize=2)  # compiled on first use: a process that reads no figures is spared compiling them
+def _figure_patterns(ascii_text: bool) -> _Figures:
+    """The figure patterns for a text that ``_reads_as_ascii`` (``ascii_text``) or any other."""
+    return _Figures(*map(_compiled_for_ascii, _AS_WRITTEN)) if ascii_text else _AS_WRITTEN
 
 
 def _figures_only(plain: str) -> str:
@@ -612,7 +629,7 @@ def _figures_only(plain: str) -> str:
     on a text holding what each of its matches holds (a "-" or "/", a month's letters, a ":", an
     "am" or "pm"); a pass puts only digits and spaces where it takes a date out, so it gives no later
     pattern anything new to find (and an ASCII text stays one: it is read by the ASCII patterns)."""
-    patterns = _FIGURES[_reads_as_ascii(plain)]
+    patterns = _figure_patterns(_reads_as_ascii(plain))
     year_of = cast("Callable[[int], Callable[[re.Match[str]], str]]", lambda g: lambda m: f" {m.group(g)} ")
     if "-" in plain:
         plain = patterns.iso_date.sub(year_of(1), plain)

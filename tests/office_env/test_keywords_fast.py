@@ -227,7 +227,7 @@ def test_a_pattern_compiled_for_ascii_reads_an_ascii_text_as_written(corpus):
     assert not any(kw._reads_as_ascii(f"a{c}b") for c in differ)
     assert all(bool(re.fullmatch(re.escape(a), b, re.I)) == bool(re.fullmatch(re.escape(a), b, re.I | re.ASCII))
                for a in ascii_chars for b in ascii_chars)
-    as_written, for_ascii = kw._FIGURES
+    as_written, for_ascii = kw._figure_patterns(False), kw._figure_patterns(True)
     assert as_written == kw._AS_WRITTEN and len(as_written) == len(for_ascii)
     odd = ["12\u2003may 2024", "\u0661\u0662:30 pm", "twelve\x1c5", "3\x1fmar 2025", "1,200\u00a0eur", "caf\u00e9 9:30"]
     ascii_read = 0
@@ -242,3 +242,47 @@ def test_a_pattern_compiled_for_ascii_reads_an_ascii_text_as_written(corpus):
         assert kw._figures_only(plain) == _every_pass(plain), text
         ascii_read += kw._reads_as_ascii(text)
     assert 1000 < ascii_read
+
+
+def _every_clock_pass(text: str) -> list:
+    """``keywords._clock_spans`` with every pattern run on every text (as first written)."""
+    spans = [(m.start(), m.end(), (int(m.group(1)), int(m.group(2)))) for m in kw._TEXT_CLOCK_RE.finditer(text)]
+    for m in kw._TEXT_12H_RE.finditer(text):
+        h, minute, half = m.group(1), m.group(2), m.group(3)
+        if 1 <= int(h) <= 12:
+            spans.append((m.start(), m.end(), (int(h) % 12 + (12 if half == "p" else 0), int(minute or 0))))
+    spans += [(m.start(), m.end(), (0 if m.group(1) == "midnight" else 12, 0)) for m in kw._TEXT_NOON_RE.finditer(text)]
+    for m in [*kw._DOTTED_CLOCK_RE.finditer(text), *kw._DATED_DOTTED_RE.finditer(text)]:
+        spans.append((m.start(1), m.end(), (int(m.group(1)), int(m.group(2)))))
+    for m in kw._DOTTED_RANGE_RE.finditer(text):
+        spans += [(m.start(1), m.end(2), (int(m.group(1)), int(m.group(2)))),
+                  (m.start(3), m.end(4), (int(m.group(3)), int(m.group(4))))]
+    for m in kw._SPOKEN_CLOCK_RE.finditer(text):
+        spans += [(m.start(), m.end(), clock) for clock in kw._spoken_clock(m)]
+    for m in kw._BARE_START_RE.finditer(text):
+        first, second = int(m.group(1)), int(m.group(3))
+        if 1 <= first <= 12 and 1 <= second <= 12:
+            pm = (m.group(5) == "p") != (first > second and first != 12)
+            spans.append((m.start(1), m.end(2) if m.group(2) else m.end(1),
+                          (first % 12 + (12 if pm else 0), int(m.group(2)[1:]) if m.group(2) else 0)))
+    return sorted(set(spans))
+
+
+CLOCK_PIECES = ["at 12.00", "from 14.30", "to", "until", "10.00 to 15.00", "13.00-13.30", "2025-04-03 13.00", "2024,",
+                "9.30 eur", "1-2 pm", "11-1 pm", "10:30 to 11 am", "quarter past two", "half past ten", "ten to six",
+                "three o'clock", "eleven in the morning", "seven in the evening", "twelve at night", "two claims",
+                "noon", "12 noon", "midday", "midnight", "in the", "past", "a.m.", "p.m", "4 pm", "16:45", "9am", "x"]
+
+
+def test_clock_times_are_read_as_every_pass_reads_them(corpus):
+    """``_clock_spans`` runs a pattern only on a text holding what its matches hold (``_CLOCK_NEEDS``):
+    the spans found are those every pattern run on every text finds."""
+    rng = random.Random(3)
+    texts = [" ".join(rng.choice(CLOCK_PIECES + PIECES) for _ in range(rng.randint(1, 8))) for _ in range(3000)]
+    found = skipped = 0
+    for text in [*corpus, *texts, *CLOCK_PIECES]:
+        lower = text.lower()
+        assert kw._clock_spans(lower) == _every_clock_pass(lower), lower
+        found += bool(kw._clock_spans(lower))
+        skipped += not any(w in lower for w in kw._CLOCK_NEEDS["spoken"])
+    assert found > 1000 and skipped > 100
