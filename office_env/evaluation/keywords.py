@@ -98,7 +98,6 @@ _MONTH_DAY_NY_CORE_RE = re.compile(rf"{_WORD_MONTH}\s(?:the\s)?(\d{{1,2}})"
                                    r"(?:(?:st|nd|rd|th)(?![a-z])|(?![a-z\d.,:/]))(?!,?\s\d)")
 _WEEKDAY_BEFORE_MONTH_RE = re.compile(rf"\b{_WEEKDAY},?\s\Z")
 _LONGEST_WEEKDAY_BEFORE = len("wednesday., the ") + 1
-_YEARLESS = ((_DAY_MONTH_NY_CORE_RE, _WEEKDAY_BEFORE_DAY_RE), (_MONTH_DAY_NY_CORE_RE, _WEEKDAY_BEFORE_MONTH_RE))
 # a year-less date hides its day from the figures unless its month is also an everyday word and
 # nothing else (a weekday, an ordinal, "of") says it is a date: "12 may be overdue" and "in March
 # 12 invoices" keep their counts
@@ -369,11 +368,40 @@ def _date(needle: str) -> tuple[int, int, int] | None:
 def _dates_in(text: str, day_first: bool | None = None) -> set[tuple[int, int, int]]:
     """Every date in ``text`` (lower-cased) with its year: ISO, with the month's name before or
     after the day, or in numbers in the office's order (``written_dates.read``)."""
-    found = {(int(y), int(m), int(d)) for y, m, d in _TEXT_ISO_DATE_RE.findall(text)}  # one reading only
-    for pattern in (_TEXT_DAY_MONTH_RE, _TEXT_MONTH_DAY_RE, _TEXT_NUMERIC_DATE_RE):
+    iso, *others = _dated_passes(text)
+    found = {(int(y), int(m), int(d)) for y, m, d in iso.findall(text)} if "-" in text else set()  # one reading
+    for pattern in others:
         for match in pattern.finditer(text):
             found |= written_dates.read(match.group(0), day_first)
     return found
+
+
+def _dated_passes(text: str) -> list[re.Pattern[str]]:
+    """The ISO date pattern, then those of the other dates with a year that can match in ``text``
+    (a day before a month's name, a month's name, a "/", "." or "-"), in their order, compiled for
+    ``text`` (``_figure_patterns``)."""
+    patterns = _figure_patterns(_reads_as_ascii(text))
+    months = _MONTH_LETTERS_RE.search(text) is not None
+    passes = [patterns.iso_date]
+    if months and patterns.day_before_month.search(text):
+        passes.append(patterns.day_month)
+    if months:
+        passes.append(patterns.month_day)
+    if "/" in text or "." in text or "-" in text:
+        passes.append(patterns.numeric_date)
+    return passes
+
+
+def _yearless_passes(text: str) -> list[tuple[re.Pattern[str], re.Pattern[str]]]:
+    """(core, weekday before it) of the year-less date patterns with a month's name that can match in
+    ``text`` (``_yearless_found``), in their order, compiled for ``text``."""
+    if _MONTH_LETTERS_RE.search(text) is None:
+        return []
+    patterns = _figure_patterns(_reads_as_ascii(text))
+    passes = [(patterns.month_day_core, patterns.weekday_before_month)]
+    if patterns.day_before_month.search(text):  # else no day stands before a month: that pattern cannot match
+        passes.insert(0, (patterns.day_month_core, patterns.weekday_before_day))
+    return passes
 
 
 def _yearless_in(text: str, day_first: bool | None = None) -> set[tuple[int, int, int]]:
@@ -381,9 +409,7 @@ def _yearless_in(text: str, day_first: bool | None = None) -> set[tuple[int, int
     the month's name ("wednesday 18 december", "dec 18th"; a weekday beside it is kept) or in
     numbers in the office's order ("18/12")."""
     found = set()
-    for core, before in _YEARLESS:
-        if core is _DAY_MONTH_NY_CORE_RE and not _DAY_BEFORE_MONTH_RE.search(text):
-            continue  # no day stands before a month: the pattern cannot match either
+    for core, before in _yearless_passes(text):
         for _, date_start, end, weekday in _yearless_found(core, before, text):
             found |= {(m, d, _WEEKDAYS.index(weekday) if weekday else -1)
                       for _, m, d in written_dates.read(text[date_start:end], day_first)}
@@ -413,13 +439,15 @@ _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 def date_spans(text: str, day_first: bool | None = None) -> list[tuple[int, int, frozenset[tuple[int, int, int]]]]:
     """(start, end, days) of each date ``text`` (lower-cased) writes, in order; ``days`` holds every
     (year, month, day) it may mean, with year 0 where it writes none."""
+    iso, *others = _dated_passes(text)
     spans = [(m.start(), m.end(), frozenset({(int(m.group(1)), int(m.group(2)), int(m.group(3)))}))
-             for m in _TEXT_ISO_DATE_RE.finditer(text)]
-    for pattern in (_TEXT_DAY_MONTH_RE, _TEXT_MONTH_DAY_RE, _TEXT_NUMERIC_DATE_RE):
+             for m in (iso.finditer(text) if "-" in text else ())]
+    for pattern in others:
         spans += [(m.start(), m.end(), written_dates.read(m.group(0), day_first)) for m in pattern.finditer(text)]
     taken = [(a, b) for a, b, _ in spans]
-    yearless = [match for core, before in _YEARLESS for match in _yearless_found(core, before, text)]
-    yearless += [(m.start(), m.start(), m.end(), None) for m in written_dates.YEARLESS_NUMERIC_RE.finditer(text)]
+    yearless = [match for core, before in _yearless_passes(text) for match in _yearless_found(core, before, text)]
+    if "/" in text:  # what every year-less date in numbers holds
+        yearless += [(m.start(), m.start(), m.end(), None) for m in written_dates.YEARLESS_NUMERIC_RE.finditer(text)]
     for start, date_start, end, _ in yearless:
         if any(a < end and start < b for a, b in taken):
             continue  # the same date's day and month, its year written after them

@@ -44,7 +44,9 @@ def read(span: str, day_first: bool | None) -> frozenset[tuple[int, int, int]]:
 
 def numeric_yearless(text: str, day_first: bool | None) -> set[tuple[int, int]]:
     """(month, day) of each date ``text`` writes in numbers without a year ("21/10")."""
-    found = set()
+    found: set[tuple[int, int]] = set()
+    if "/" not in text:  # what every match holds: a long text is spared the pattern's pass
+        return found
     for match in YEARLESS_NUMERIC_RE.finditer(text):
         found |= {(month, day) for _, month, day in read(match.group(0), day_first)}
     return found

@@ -286,3 +286,25 @@ def test_clock_times_are_read_as_every_pass_reads_them(corpus):
         found += bool(kw._clock_spans(lower))
         skipped += not any(w in lower for w in kw._CLOCK_NEEDS["spoken"])
     assert found > 1000 and skipped > 100
+
+
+def test_dates_are_read_as_every_pass_reads_them(corpus):
+    """The date passes run only where a text holds what their matches hold, each compiled for the
+    text (``_dated_passes``, ``_yearless_passes``): the dates read are those of every pass as written."""
+    rng = random.Random(8)
+    texts = [" ".join(rng.choice(PIECES + ["21/10", "10/21", "5/5", "caf\u00e9", "\u0661\u0662/10", "1/2/3"])
+                      for _ in range(rng.randint(1, 10))) for _ in range(2000)]
+    numeric = 0
+    for text in [*corpus, *texts]:
+        lower = text.lower()
+        for day_first in (None, False):
+            every = {(int(y), int(m), int(d)) for y, m, d in kw._TEXT_ISO_DATE_RE.findall(lower)}
+            for pattern in (kw._TEXT_DAY_MONTH_RE, kw._TEXT_MONTH_DAY_RE, kw._TEXT_NUMERIC_DATE_RE):
+                for match in pattern.finditer(lower):
+                    every |= written_dates.read(match.group(0), day_first)
+            assert kw._dates_in(lower, day_first) == every, lower
+            slashed = {(mo, d) for m in written_dates.YEARLESS_NUMERIC_RE.finditer(lower)
+                       for _, mo, d in written_dates.read(m.group(0), day_first)}
+            assert written_dates.numeric_yearless(lower, day_first) == slashed, lower
+            numeric += bool(slashed)
+    assert numeric > 100
