@@ -436,9 +436,26 @@ def _names_yearless(day: tuple[int, int, int], yearless: set[tuple[int, int, int
 _WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
-def date_spans(text: str, day_first: bool | None = None) -> list[tuple[int, int, frozenset[tuple[int, int, int]]]]:
+DateSpan = tuple[int, int, frozenset[tuple[int, int, int]]]
+MAX_KEPT_SPANS_CHARS = 64 * 1024  # a longer text's dates are read at each call, not kept
+
+
+def date_spans(text: str, day_first: bool | None = None) -> list[DateSpan]:
     """(start, end, days) of each date ``text`` (lower-cased) writes, in order; ``days`` holds every
-    (year, month, day) it may mean, with year 0 where it writes none."""
+    (year, month, day) it may mean, with year 0 where it writes none. The latest texts' are kept:
+    a check reads an output's dates for each value it states, by kind, and each gate scores it again."""
+    if len(text) > MAX_KEPT_SPANS_CHARS:
+        return _date_spans(text, day_first)
+    return list(_kept_date_spans(text, day_first))
+
+
+@lru_cache(maxsize=256)
+def _kept_date_spans(text: str, day_first: bool | None) -> tuple[DateSpan, ...]:
+    return tuple(_date_spans(text, day_first))
+
+
+def _date_spans(text: str, day_first: bool | None) -> list[DateSpan]:
+    """``date_spans`` read afresh."""
     iso, *others = _dated_passes(text)
     spans = [(m.start(), m.end(), frozenset({(int(m.group(1)), int(m.group(2)), int(m.group(3)))}))
              for m in (iso.finditer(text) if "-" in text else ())]

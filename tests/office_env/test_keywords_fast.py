@@ -308,3 +308,25 @@ def test_dates_are_read_as_every_pass_reads_them(corpus):
             assert written_dates.numeric_yearless(lower, day_first) == slashed, lower
             numeric += bool(slashed)
     assert numeric > 100
+
+
+def test_the_dates_kept_of_a_text_are_those_read_afresh_for_its_order(corpus):
+    """``date_spans`` keeps the latest texts' dates by text and order of a numeric date: each answer
+    is the one read afresh, whatever was asked before, and a caller that changes it changes no other's."""
+    kw._kept_date_spans.cache_clear()
+    texts = [*corpus[:600], "04/05/2025", "5/4", "12.18.24", "18/12"]
+    rng = random.Random(2)
+    asked = [(t.lower(), rng.choice([None, True, False])) for t in texts * 2]
+    rng.shuffle(asked)
+    differ = 0
+    for text, day_first in asked:
+        got = kw.date_spans(text, day_first)
+        assert got == kw._date_spans(text, day_first), (text, day_first)
+        got.append((0, 0, frozenset()))  # the caller's own list
+        differ += kw._date_spans(text, True) != kw._date_spans(text, False)
+    assert differ > 0 and kw._kept_date_spans.cache_info().hits > 30
+    for text in ("04/05/2025", "5/4"):  # kept for one order, asked for the others
+        assert [kw.date_spans(text, d) for d in (True, False, None)] == \
+            [kw._date_spans(text, d) for d in (True, False, None)]
+    long = "on 04/05/2025 " * (kw.MAX_KEPT_SPANS_CHARS // 14 + 1)
+    assert kw.date_spans(long, True) == kw._date_spans(long, True) != kw.date_spans(long, False)
