@@ -48,6 +48,14 @@ class Context:
     # a mailbox read once per scoring: several mail checks look at the same one, and nothing
     # changes the testbed while its criteria are scored
     _mailboxes: dict[tuple[str, str], list[tuple[str, Any]]] = field(default_factory=dict, compare=False, repr=False)
+    _owners: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # username -> mailbox owner
+
+    def mailbox_user(self, username: str) -> str:
+        """``find_mailbox_user`` of ``username``, found once for this scoring (a name it cannot find
+        raises each time)."""
+        if username not in self._owners:
+            self._owners[username] = find_mailbox_user(self.workspace, username)
+        return self._owners[username]
 
     def messages(self, user: str, field: str) -> list[tuple[str, Any]]:
         """``mail_store.messages`` of ``user``, read once for this scoring."""
@@ -142,7 +150,7 @@ def _content(ctx: Context, args: dict[str, Any]) -> tuple[str, str]:
     """(label, text) of what a contain check searches."""
     doc_type = args["doc_type"]
     if doc_type == MAILBOX:
-        user = find_mailbox_user(ctx.workspace, args["username"])
+        user = ctx.mailbox_user(args["username"])
         text, unreadable = mailbox_text(ctx.workspace, user)
         label = f"{user}'s mailbox"
         if unreadable:
@@ -408,7 +416,7 @@ def _header_names(header: str) -> frozenset[str]:
 def _mails_between(ctx: Context, sender: str | None, recipient: str | None) -> tuple[str, list[tuple[str, Any]]]:
     """The mailbox read (the sender's, else the recipient's) and its messages from ``sender`` to
     ``recipient`` (either may be None: anyone)."""
-    user = find_mailbox_user(ctx.workspace, cast(str, sender or recipient))  # the schema asks for one of them
+    user = ctx.mailbox_user(cast(str, sender or recipient))  # the schema asks for one of them
     return user, [(email_id, mail) for email_id, mail in ctx.messages(user, "sender" if sender else "recipient")
                   if (not sender or _same_person(mail.sender, sender))
                   and (not recipient or _same_person(mail.recipient, recipient))]

@@ -271,6 +271,22 @@ def test_contain_email_unknown_user_fails_naming_the_mailboxes(ws):
     assert "'zed'" in result.reason and "alice" in result.reason
 
 
+def test_a_scorings_mailbox_owner_is_found_once_and_a_name_it_cannot_find_fails_each_time(ws):
+    """``Context.mailbox_user`` keeps what ``find_mailbox_user`` finds for the scoring it serves (its
+    mail checks ask for the same owner), never a failure: an unknown name raises at every ask."""
+    from office_env.errors import OfficeError
+    from office_env.evaluation.content import find_mailbox_user
+
+    ctx = Context(ws)
+    for name in ("ALICE", "alice", "Bob", "ALICE", "bob"):
+        assert ctx.mailbox_user(name) == find_mailbox_user(ws, name)
+    assert set(ctx._owners) == {"ALICE", "alice", "Bob", "bob"}
+    for _ in range(2):
+        with pytest.raises(OfficeError, match="zed"):
+            ctx.mailbox_user("zed")
+    assert "zed" not in ctx._owners
+
+
 def test_contain_reads_documents_written_by_the_tools(ws, registry):
     call(registry, ws, "word_write_to_file", {"file_path": "data/report.docx", "content": "Q2 revenue: 48,000\nStatus final"})
     call(registry, ws, "word_convert_to_pdf", {"file_path": "data/report.docx"})
