@@ -95,9 +95,22 @@ def file_name_re() -> re.Pattern[str]:
     return re.compile(rf"(?<![\w/.-])(?:[\w-]+/)*[\w.-]+\.(?:{file_kind_pattern()})\b")
 
 
+MAX_KEPT_VALUE_CHARS = 256  # a longer value is read at each call, not kept
+
+
 def value_key(kind: str, value: Any, day_first: bool | None = None) -> Any:
-    """What a value of ``kind`` is compared by (None when ``value`` is not one)."""
+    """What a value of ``kind`` is compared by (None when ``value`` is not one). It depends on the
+    value's text alone (spacing folded, lower-cased), so the latest texts' are kept: a check reads each
+    of its values again for every output it reads, and a gate scores its outputs again."""
     text = " ".join(str(value).split()).lower()
+    if len(text) > MAX_KEPT_VALUE_CHARS:
+        return _key_of.__wrapped__(kind, text, day_first)  # type: ignore[attr-defined]  # functools.wraps sets it
+    return _key_of(kind, text, day_first)
+
+
+@registry_cache(maxsize=1024)  # a file's name is one of the registry's kinds
+def _key_of(kind: str, text: str, day_first: bool | None) -> Any:
+    """``value_key`` of a value written ``text`` (its key is immutable: it is kept)."""
     if kind == "number":
         found = _numbers(kw.without_thousands(text))
         return found[0][2] if len(found) == 1 else None

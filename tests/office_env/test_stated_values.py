@@ -308,3 +308,24 @@ def test_the_required_words_are_blanked_as_a_pattern_of_each_word_alone_blanks_t
         for text in texts:
             for chosen in words:
                 assert _masked(text, chosen) == afresh(text, chosen), (text, chosen)
+
+
+def test_a_values_key_kept_by_its_text_is_the_one_read_afresh():
+    """``value_key`` keeps the latest values' keys by kind, text and order of a numeric date: each is
+    the key read afresh, for values Python holds equal but writes apart (1, 1.0, True) and odd letters,
+    whatever was asked before; a value over ``MAX_KEPT_VALUE_CHARS`` is read at each call."""
+    import random
+
+    from office_env.evaluation import stated as st
+
+    values = [1, 1.0, True, "1", " 1 ", "1,200", "1.200,50", 75, "75.0", "seventy-five", "04/05/2025", "5/4",
+              "2025-04-03", "3 April", "Thursday, 3 April", "14:30", "2:30 pm", "ten o'clock", "noon", "Q3",
+              "the third quarter", "February", "data/budget_old.xlsx", "Budget.XLSX", "agenda.docx", "Elliot",
+              "  Hugo   Ng ", "\u017feven", "caf\u00e9 9:30", "\u0661\u0662", "", "x" * 300, "12 " * 120]
+    asked = [(kind, value, day_first) for kind in st.KINDS for value in values for day_first in (None, True, False)]
+    random.Random(4).shuffle(asked)
+    for kind, value, day_first in asked * 2:
+        text = " ".join(str(value).split()).lower()
+        assert st.value_key(kind, value, day_first) == st._key_of.__wrapped__(kind, text, day_first), \
+            (kind, value, day_first)
+    assert st.value_key("day", "04/05/2025", True) != st.value_key("day", "04/05/2025", False)
