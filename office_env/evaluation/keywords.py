@@ -334,9 +334,13 @@ def _range_ends(text: str, spans: list[tuple[int, int, tuple[int, int]]]) -> set
 _DOTTED_CLOCK_RE = re.compile(r"\b(?:at|from|to|until|till|by|before|after|starts?|starting|begins?|ends?|around|"
                               r"between|and)\s+([01]?\d|2[0-3])\.([0-5]\d)(?![\d.,]\d)")
 _NOT_MONEY = r"(?![\d.,]\d)(?!\s?(?:" + "|".join(c.lower() for c in CURRENCY_CODES) + r"|pounds?|euros?|dollars?|%)\b)"
-_DATED_DOTTED_RE = re.compile(r"(?<![\d.])(?:\d{4}-\d{2}-\d{2}|(?:19|20)\d{2}),?\s+(?:at\s+)?"
+# (the two below and _BARE_START_RE start at a digit and look behind it, as the patterns at the top do)
+# (?<![\d.])(?:\d{4}-\d{2}-\d{2}|(?:19|20)\d{2}),?\s+(?:at\s+)?([01]?\d|2[0-3])\.([0-5]\d){_NOT_MONEY}
+_DATED_DOTTED_RE = re.compile(r"\d(?<![\d.]\d)(?:\d{3}-\d{2}-\d{2}|(?<=1)9\d{2}|(?<=2)0\d{2}),?\s+(?:at\s+)?"
                               r"([01]?\d|2[0-3])\.([0-5]\d)" + _NOT_MONEY)
-_DOTTED_RANGE_RE = re.compile(r"(?<![\d.,])([01]?\d|2[0-3])\.([0-5]\d)\s?(?:-|–|to|until|till)\s?"
+# (?<![\d.,])([01]?\d|2[0-3])\.([0-5]\d)\s?(?:-|–|to|until|till)\s?([01]?\d|2[0-3])\.([0-5]\d){_NOT_MONEY}: the hour's
+# readings ("1", "12", "23") are the same, each told apart from the others by the character after it
+_DOTTED_RANGE_RE = re.compile(r"(\d(?<![\d.,]\d)(?:(?<=[01])\d|(?<=2)[0-3])?)\.([0-5]\d)\s?(?:-|–|to|until|till)\s?"
                               r"([01]?\d|2[0-3])\.([0-5]\d)" + _NOT_MONEY)
 _HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 _MINUTE_WORDS = {"five": 5, "ten": 10, "quarter": 15, "a quarter": 15, "twenty": 20, "twenty-five": 25, "half": 30}
@@ -347,7 +351,8 @@ _SPOKEN_CLOCK_RE = re.compile(
     rf"({'|'.join(_HOUR_WORDS)})(\s+o'clock)?"
     r"(?:\s+(in the morning|in the afternoon|in the evening|at night))?\b")
 # a bare hour that starts a range its end says the half of the day of ("1-2 pm", "10:30 to 11 am")
-_BARE_START_RE = re.compile(r"(?<![\d:])(\d{1,2})(:\d{2})?(?!\s?[ap]\.?m\b)\s*(?:-|–|to)\s*"
+# (?<![\d:])(\d{1,2})(:\d{2})?(?!\s?[ap]\.?m\b)\s*(?:-|–|to)\s*(\d{1,2})(:\d{2})?\s?([ap])\.?m\b
+_BARE_START_RE = re.compile(r"(\d(?<![\d:]\d)\d?)(:\d{2})?(?!\s?[ap]\.?m\b)\s*(?:-|–|to)\s*"
                             r"(\d{1,2})(:\d{2})?\s?([ap])\.?m\b")
 _RANGE_JOIN_RE = re.compile(r"\.?\s*(?:-|–|—|to|until|till)\s*")  # the dot ends "p.m." before it
 # "moved from 13:00 to 14:30": a change of time, whose second clock is the new start

@@ -330,3 +330,30 @@ def test_the_dates_kept_of_a_text_are_those_read_afresh_for_its_order(corpus):
             [kw._date_spans(text, d) for d in (True, False, None)]
     long = "on 04/05/2025 " * (kw.MAX_KEPT_SPANS_CHARS // 14 + 1)
     assert kw.date_spans(long, True) == kw._date_spans(long, True) != kw.date_spans(long, False)
+
+
+CLOCK_PLAIN = {  # the clock patterns that start at a digit, as first written: a look behind, then what they match
+    "_DATED_DOTTED_RE": r"(?<![\d.])(?:\d{4}-\d{2}-\d{2}|(?:19|20)\d{2}),?\s+(?:at\s+)?([01]?\d|2[0-3])\.([0-5]\d)"
+                        + kw._NOT_MONEY,
+    "_DOTTED_RANGE_RE": r"(?<![\d.,])([01]?\d|2[0-3])\.([0-5]\d)\s?(?:-|–|to|until|till)\s?([01]?\d|2[0-3])\.([0-5]\d)"
+                        + kw._NOT_MONEY,
+    "_BARE_START_RE": r"(?<![\d:])(\d{1,2})(:\d{2})?(?!\s?[ap]\.?m\b)\s*(?:-|–|to)\s*(\d{1,2})(:\d{2})?\s?([ap])\.?m\b",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLOCK_PLAIN))
+def test_each_fast_clock_pattern_finds_what_its_plain_form_finds(name, corpus):
+    fast, plain = getattr(kw, name), re.compile(CLOCK_PLAIN[name])
+    rng = random.Random(6)
+    hours = ["0", "1", "2", "3", "9", "09", "10", "12", "19", "20", "23", "24", "29", "2025", "1999", "2024-07-04", ".",
+             ",", ":", ".30", ".00", ".5", ".75", ":30", "-", "–", " to ", " until ", "eur", "%", "pm", " am", "a.m.",
+             ", at ", "1.2", "x", "10.00", "13.30", "9.45", "23.59", "24.00", "07.15", "2025-04-03 ", "1999 ", "2100 ",
+             "1899 ", "3020 ",
+             "10.00 to 15.00", "13.00-13.30", "9.30–10.45", "12.00 until 1.30"]
+    texts = ["".join(rng.choice(hours + [" ", " "]) for _ in range(rng.randint(2, 14))) for _ in range(20000)]
+    hits = 0
+    for text in [*corpus, *texts, *(t.lower() for t in CLOCK_PIECES)]:
+        found = [m.span() + m.groups() for m in fast.finditer(text)]
+        assert found == [m.span() + m.groups() for m in plain.finditer(text)], (name, text)
+        hits += bool(found)
+    assert hits > 200, f"{name}: the corpus barely exercises it ({hits})"
