@@ -4,7 +4,7 @@ On a machine other work shares, CPU time per task moves by more than two version
 (``bench/build.py --against`` prints rounds from 0.72x to 1.16x of one another). A count of the
 instructions a build executes does not move with the load: this script runs a one-process build
 under ``valgrind --tool=cachegrind --cache-sim=no`` twice per version (five tasks to warm up, then
-``--base`` tasks, and again with ``--n`` tasks; ``PYTHONHASHSEED=0``), and prints the difference
+``--base`` tasks, and again with ``--n`` tasks; ``PYTHONHASHSEED=0``, one BLAS thread), and prints the difference
 over ``--n - --base`` tasks (imports, warm-up and the first worlds cancel out) and the ratio of this
 tree's figure to the other's. It needs valgrind on the machine (not a Python package: the script
 says so and stops when it is missing); each run is about fifty times slower than the build.
@@ -49,7 +49,9 @@ def tree_of(against: str, into: Path) -> Path:
 
 def count(tree: Path, n: int, scratch: Path) -> int:
     """Instructions of one run of ``BUILD`` with ``tree``'s packages first."""
-    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
+    # one BLAS thread: numpy's spinning BLAS threads add instructions that vary by a few per cent from run to run
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1",
+           "OMP_NUM_THREADS": "1"}
     out = scratch / f"cachegrind-{os.getpid()}-{id(tree)}-{n}.out"
     done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
                            sys.executable, "-c", BUILD, str(n)], cwd=tree, env=env, capture_output=True, text=True)
