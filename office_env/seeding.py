@@ -33,11 +33,16 @@ SORTED_JSON = "sorted_json"
 STRIDE = "stride"
 _STRIDE = 1_000_003
 
+# The encoders json.dumps would build afresh for these options on every call (as json keeps one
+# for its defaults): a history seeds some fifteen streams. An encoder holds only its options.
+_PATH_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+_SORTED_JSON = json.JSONEncoder(sort_keys=True)
+
 
 def stream_key(*path: Any, legacy: str | None = None) -> Any:
     """What a stream is seeded from: the path as JSON text, or its legacy form."""
     if legacy is None:
-        return json.dumps(list(path), ensure_ascii=False, default=str)
+        return _PATH_JSON.encode(list(path))
     if legacy == RAW:
         if len(path) != 1:
             raise ValueError(f"legacy={RAW!r} takes one part, got {len(path)}")
@@ -47,7 +52,7 @@ def stream_key(*path: Any, legacy: str | None = None) -> Any:
     if legacy == LINES:
         return "\n".join(map(str, path))
     if legacy == SORTED_JSON:
-        return json.dumps(list(path), sort_keys=True)
+        return _SORTED_JSON.encode(list(path))
     raise ValueError(f"unknown legacy seeding {legacy!r}")
 
 

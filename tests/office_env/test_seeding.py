@@ -62,3 +62,31 @@ def test_a_legacy_key_that_does_not_exist_or_does_not_fit_is_refused():
         rng(1, legacy="md5")
     with pytest.raises(ValueError, match="one part"):
         rng(1, "world", legacy=RAW)
+
+
+def test_the_kept_encoders_write_what_json_dumps_writes():
+    """The key is the text json.dumps would give, so every stream keeps its seed."""
+    from datetime import date, datetime
+    from pathlib import PurePosixPath
+
+    chooser = random.Random(3)
+    atoms = [0, -7, 2**70, 0.1, -0.0, 1e300, float("nan"), float("inf"), float("-inf"), True, False, None,
+             "", "plain", "Zo\u00eb", "\u65e5\u672c \U0001f600", 'quote " and \\ back', "tab\tnew\nline\x00\x1f",
+             "\ud800 lone surrogate", date(2024, 6, 12), datetime(2024, 6, 12, 14, 15), PurePosixPath("data/q3.xlsx")]
+
+    def part(depth: int) -> object:
+        roll = chooser.random()
+        if depth < 3 and roll < 0.2:
+            return [part(depth + 1) for _ in range(chooser.randrange(4))]
+        if depth < 3 and roll < 0.35:
+            return {chooser.choice(["b", "a", "\u00e9", "z"]): part(depth + 1) for _ in range(chooser.randrange(4))}
+        if depth < 3 and roll < 0.4:
+            return tuple(part(depth + 1) for _ in range(chooser.randrange(3)))
+        return chooser.choice(atoms)
+
+    for _ in range(3000):
+        path = [part(0) for _ in range(chooser.randrange(6))]
+        assert stream_key(*path) == json.dumps(path, ensure_ascii=False, default=str)
+        if not any(isinstance(p, (date, PurePosixPath)) for p in path) and "date" not in repr(path) \
+                and "Path" not in repr(path):
+            assert stream_key(*path, legacy=SORTED_JSON) == json.dumps(path, sort_keys=True)
