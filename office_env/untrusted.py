@@ -54,6 +54,7 @@ import stat
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, Iterator, cast
 
@@ -270,12 +271,16 @@ def scan_tree(root: str | os.PathLike[str], *, check_links: bool = True, max_ent
             if walk.entries > max_entries:
                 break
             continue
-        children = [walk.admit(folder, parts, name, est) for name, est in sorted(listed, key=lambda item: item[0])]
+        children = [walk.admit(folder, parts, name, est) for name, est in sorted(listed, key=_by_name)]
         stack.extend(reversed([child for child in children if child is not None]))  # depth-first, in name order
     if check_links:
         _drop_outside_links(tree)
-    tree.files.sort(key=lambda f: f.parts)
+    tree.files.sort(key=_by_parts)
     return tree
+
+
+_by_name = itemgetter(0)  # a listing's (name, status) pairs in name order (names are unique in a folder)
+_by_parts = attrgetter("parts")  # a tree's files in path order
 
 
 def _root_folder(root: str | os.PathLike[str], tree: Tree) -> os.stat_result | None:
@@ -344,37 +349,40 @@ class _Walk:
               ) -> tuple[str, tuple[str, ...], tuple[int, int]] | None:
         """Keep entry ``name`` of ``folder`` in the tree or its reason for refusal; a sub-folder to
         walk comes back as (path, parts, (device, inode))."""
-        tree = self.tree
-        rel = "/".join((*parts, name))
         problem = name_problem(name)
         if problem is not None:
-            tree.skip(rel, f"{BAD_NAME} ({problem})")
+            self._refuse(parts, name, f"{BAD_NAME} ({problem})")
             return None
         if isinstance(est, OSError):
-            tree.skip(rel, f"{UNREADABLE} ({est.strerror or est.__class__.__name__})")
+            self._refuse(parts, name, f"{UNREADABLE} ({est.strerror or est.__class__.__name__})")
             return None
         mode = est.st_mode
-        if stat.S_ISLNK(mode):
-            tree.skip(rel, SYMLINK)
+        if stat.S_ISREG(mode):  # the common case first; an accepted entry needs no joined path
+            size = est.st_size
+            if self.max_file_bytes is not None and size > self.max_file_bytes:
+                self._refuse(parts, name, f"{TOO_LARGE} ({_size(size)}; the limit is {_size(self.max_file_bytes)})")
+            elif self.max_total_bytes is not None and self.total + size > self.max_total_bytes:
+                self._refuse(parts, name, f"{TOO_LARGE} (with the files before it, the tree passes "
+                                          f"{_size(self.max_total_bytes)}, the limit for one tree)")
+            else:
+                self.total += size
+                self.tree.files.append(FileEntry(parts + (name,), size, est.st_dev, est.st_ino, est.st_nlink,
+                                                 est.st_mtime_ns, est.st_ctime_ns))
         elif stat.S_ISDIR(mode):
             if len(parts) + 1 > self.max_depth:
-                tree.skip(rel, TOO_DEEP)
+                self._refuse(parts, name, TOO_DEEP)
             else:
-                tree.folders.append(parts + (name,))
+                self.tree.folders.append(parts + (name,))
                 return os.path.join(folder, name), parts + (name,), (est.st_dev, est.st_ino)
-        elif stat.S_ISREG(mode):
-            if self.max_file_bytes is not None and est.st_size > self.max_file_bytes:
-                tree.skip(rel, f"{TOO_LARGE} ({_size(est.st_size)}; the limit is {_size(self.max_file_bytes)})")
-            elif self.max_total_bytes is not None and self.total + est.st_size > self.max_total_bytes:
-                tree.skip(rel, f"{TOO_LARGE} (with the files before it, the tree passes "
-                               f"{_size(self.max_total_bytes)}, the limit for one tree)")
-            else:
-                self.total += est.st_size
-                tree.files.append(FileEntry(parts + (name,), est.st_size, est.st_dev, est.st_ino, est.st_nlink,
-                                            est.st_mtime_ns, est.st_ctime_ns))
+        elif stat.S_ISLNK(mode):
+            self._refuse(parts, name, SYMLINK)
         else:
-            tree.skip(rel, f"{SPECIAL} ({_special_kind(mode)})")
+            self._refuse(parts, name, f"{SPECIAL} ({_special_kind(mode)})")
         return None
+
+    def _refuse(self, parts: tuple[str, ...], name: str, reason: str) -> None:
+        """Keep why entry ``name`` of the folder ``parts`` is refused (its path joined only then)."""
+        self.tree.skip("/".join((*parts, name)), reason)
 
 
 def _drop_outside_links(tree: Tree) -> None:
