@@ -511,6 +511,7 @@ class Keywords:
         # whether a count or an amount in words can be one of the numbers (worked out once: asked of every text)
         self._spelled = bool(self.numbers) and (not self.numbers.isdisjoint(_SPELLED_VALUES)
                                                 or max(self.numbers) >= _WORDED_AMOUNTS_FROM)
+        self._number_digits = _digits_of(self.numbers)
 
     def any_in(self, text: str) -> bool:
         """Whether ``text`` holds any of the keywords (its numbers are read only when it has a digit);
@@ -541,12 +542,49 @@ class Keywords:
         if not (_DIGIT_RE.search(text) or (self._spelled and _spells_number(text))
                 or (self.clocks and _says_noon(text.lower()))):
             return False
-        hay = Haystack(normal if normal is not None else normalize(text), normalized=True)
+        normal = normal if normal is not None else normalize(text)
+        numbers = bool(self.numbers) and self._may_hold_number(normal)
+        if not (numbers or self.clocks or self.dates):
+            return False
+        hay = Haystack(normal, normalized=True)
         if self.clocks and not self.clocks.isdisjoint(hay.clocks()):
             return True
         if self.dates and any(hay.has_date(day) for day in self.dates):
             return True
-        return bool(self.numbers) and not self.numbers.isdisjoint(hay.numbers())
+        return numbers and not self.numbers.isdisjoint(hay.numbers())
+
+    def _may_hold_number(self, normal: str) -> bool:
+        """False where the normalized text surely holds none of the numbers (``_numbers_in`` would
+        find none of them): an ASCII text that may spell none of them in words, whose figures
+        (its digits without the ``,`` and ``.`` that ``without_thousands`` takes out or a figure
+        holds) write none of their digits. A figure of at most 15 digits equals a number only where
+        it writes that number's shortest digits (``_digits_of``); a longer run of digits is read."""
+        digits = self._number_digits
+        if digits is None or not normal.isascii() or (self._spelled and _NUMBER_WORD_PIECE_RE.search(normal)):
+            return True
+        runs = normal.replace(",", "").replace(".", "")
+        return any(d in runs for d in digits) or _LONG_DIGIT_RUN_RE.search(runs) is not None
+
+
+_LONG_DIGIT_RUN_RE = re.compile(r"\d{16}", re.ASCII)  # a figure this long may be a number it does not write
+
+
+def _digits_of(numbers: set[float]) -> tuple[str, ...] | None:
+    """The digits every figure equal to one of ``numbers`` writes, in a row (``28.0``: "28", ``6.43``:
+    "643", ``0.5``: "05"): the shortest decimal that reads as the number (``repr``), without its
+    point and the zeros that end it. A figure of at most 15 significant digits that reads as a
+    number is that decimal with zeros around it (two such decimals never read as one float). None
+    where a number has no such decimal (a sign, an exponent, no finite value)."""
+    out = []
+    for number in numbers:
+        written = repr(number)
+        if _PLAIN_DECIMAL_RE.fullmatch(written) is None:
+            return None
+        out.append(written.rstrip("0").rstrip(".").replace(".", ""))
+    return tuple(out)
+
+
+_PLAIN_DECIMAL_RE = re.compile(r"[0-9]+\.[0-9]+")
 
 
 # A minus sign counts only where it cannot be a hyphen (2024-05-31 reads as 2024, 5, 31).

@@ -357,3 +357,42 @@ def test_each_fast_clock_pattern_finds_what_its_plain_form_finds(name, corpus):
         assert found == [m.span() + m.groups() for m in plain.finditer(text)], (name, text)
         hits += bool(found)
     assert hits > 200, f"{name}: the corpus barely exercises it ({hits})"
+
+
+NUMBER_KEYWORDS = [["28"], ["4068", "28", "25"], ["25.0"], ["2992.5"], ["6.43", "342"], ["0"], ["0.5"], ["0.05"],
+                   ["41,600"], ["29254.5"], ["100"], ["7", "1200.5"], ["0.30000000000000004"], ["12500"],
+                   ["99999999999999999999"], ["2024"], ["31", "July"], ["EC-327", "760.51"], ["16", "14:00"],
+                   ["2025-06-02", "4"], ["225 EUR", "9"], ["1e5"], ["3"]]
+FIGURES = ["28", "028", "28.0", "28.000", "2.8", "280", "0.5", "00.50", ".5", "05", "0.05", "6.430", "643", "2,992.50",
+           "2.992,50", "29,254.50", "41.600", "41,600", "4,068", "0", "000", "0.0", "12.500,00", "125000", "1e5",
+           "0.30000000000000004", "0.3", "0.299999999999999999999", "100000000000000000000", "99999999999999999999",
+           "2992.4999999999999999999", "1234567890123456789", "٢٨", "２８", "𝟐𝟖", "2025-06-02", "02/06/2025", "4 june",
+           "14:00", "2 pm", "july 31", "31st", "twenty-eight", "twenty eight", "ſeven", "one", "three hundred",
+           "forty-one thousand six hundred", "seven", "ninety-nine", "EC-327", "760.51 EUR", "€225", "nine"]
+
+
+def test_a_text_whose_figures_write_none_of_the_numbers_is_passed_as_reading_it_would(corpus):
+    """``Keywords._may_hold_number`` passes a text without reading its numbers only where reading
+    them finds none of the keywords' (odd figures included: leading and trailing zeros, separators,
+    digits of other scripts, figures longer than a float holds), and ``any_in`` answers as
+    ``Haystack.has`` does for each keyword."""
+    rng = random.Random(7)
+    made = [" ".join(rng.choice([*FIGURES, *PIECES]) for _ in range(rng.randint(1, 8))) for _ in range(3000)]
+    passed = 0
+    for keywords in NUMBER_KEYWORDS:
+        prepared = kw.Keywords(keywords)
+        for text in [*FIGURES, *made, *corpus[::8]]:
+            normal = kw.normalize(text)
+            if prepared.numbers and not prepared._may_hold_number(normal):
+                passed += 1
+                assert prepared.numbers.isdisjoint(kw._numbers_in(normal)), (keywords, text)
+            hay = kw.Haystack(text)
+            assert prepared.any_in(text) == any(hay.has(k) for k in keywords), (keywords, text)
+    assert 10000 < passed
+
+
+def test_the_digits_of_a_number_are_those_every_figure_equal_to_it_writes():
+    """A figure equal to a number writes its shortest decimal's digits in a row, zeros around them."""
+    digits = kw._digits_of({28.0, 6.43, 0.5, 0.0, 100.0, 2992.5})
+    assert sorted(digits or ()) == ["0", "05", "100", "28", "29925", "643"]
+    assert kw._digits_of({1e20}) is None and kw._digits_of({1e-7}) is None and kw._digits_of({-1.0}) is None
