@@ -512,6 +512,7 @@ class Keywords:
         self._spelled = bool(self.numbers) and (not self.numbers.isdisjoint(_SPELLED_VALUES)
                                                 or max(self.numbers) >= _WORDED_AMOUNTS_FROM)
         self._number_digits = _digits_of(self.numbers)
+        self._worded = bool(self.numbers) and max(self.numbers) >= _WORDED_AMOUNTS_FROM
 
     def any_in(self, text: str) -> bool:
         """Whether ``text`` holds any of the keywords (its numbers are read only when it has a digit);
@@ -558,10 +559,17 @@ class Keywords:
         find none of them): an ASCII text that may spell none of them in words, whose figures
         (its digits without the ``,`` and ``.`` that ``without_thousands`` takes out or a figure
         holds) write none of their digits. A figure of at most 15 digits equals a number only where
-        it writes that number's shortest digits (``_digits_of``); a longer run of digits is read."""
+        it writes that number's shortest digits (``_digits_of``); a longer run of digits is read.
+        A text without figures that spells a number holds the counts it spells (nothing else when
+        no keyword number is an amount in words); the others are read in full."""
         digits = self._number_digits
-        if digits is None or not normal.isascii() or (self._spelled and _NUMBER_WORD_PIECE_RE.search(normal)):
+        if digits is None or not normal.isascii():
             return True
+        if self._spelled and _NUMBER_WORD_PIECE_RE.search(normal):
+            if self._worded or _DIGIT_RE.search(normal):  # figures and amounts in words are read in full
+                return True
+            # a text without figures holds only the counts it spells ("one" is none)
+            return not self.numbers.isdisjoint(_SPELLED_VALUES.intersection(map(float, spelled_numbers(normal))))
         runs = normal.replace(",", "").replace(".", "")
         return any(d in runs for d in digits) or _LONG_DIGIT_RUN_RE.search(runs) is not None
 
