@@ -556,22 +556,29 @@ class Keywords:
 
     def _may_hold_number(self, normal: str) -> bool:
         """False where the normalized text surely holds none of the numbers (``_numbers_in`` would
-        find none of them): an ASCII text that may spell none of them in words, whose figures
-        (its digits without the ``,`` and ``.`` that ``without_thousands`` takes out or a figure
-        holds) write none of their digits. A figure of at most 15 digits equals a number only where
-        it writes that number's shortest digits (``_digits_of``); a longer run of digits is read.
-        A text without figures that spells a number holds the counts it spells (nothing else when
-        no keyword number is an amount in words); the others are read in full."""
-        digits = self._number_digits
-        if digits is None or not normal.isascii():
+        find none of them), True where it may or is not known: an ASCII text that may spell no
+        number in words holds them only as figures (``_may_write``). A text without figures that
+        spells a number holds the counts it spells and the amounts its words give in figures
+        (``words_as_digits``); the others are read in full."""
+        if self._number_digits is None or not normal.isascii():  # no number's digits are known
             return True
         if self._spelled and _NUMBER_WORD_PIECE_RE.search(normal):
-            if self._worded or _DIGIT_RE.search(normal):  # figures and amounts in words are read in full
+            if _DIGIT_RE.search(normal):
                 return True
-            # a text without figures holds only the counts it spells ("one" is none)
-            return not self.numbers.isdisjoint(_SPELLED_VALUES.intersection(map(float, spelled_numbers(normal))))
-        runs = normal.replace(",", "").replace(".", "")
-        return any(d in runs for d in digits) or _LONG_DIGIT_RUN_RE.search(runs) is not None
+            if not self.numbers.isdisjoint(_SPELLED_VALUES.intersection(map(float, spelled_numbers(normal)))):
+                return True
+            return self._worded and _may_write(words_as_digits(normal), self._number_digits)
+        return _may_write(normal, self._number_digits)
+
+
+def _may_write(text: str, digits: tuple[str, ...]) -> bool:
+    """Whether a figure of ``text`` may be a number whose ``digits`` (``_digits_of``) are given: only
+    where its digits (without the ``,`` and ``.`` that ``without_thousands`` takes out or a figure
+    holds) write them in a row; a figure of more than 15 digits, or digits outside ASCII, may be any."""
+    if not text.isascii():
+        return True
+    runs = text.replace(",", "").replace(".", "")
+    return any(d in runs for d in digits) or _LONG_DIGIT_RUN_RE.search(runs) is not None
 
 
 _LONG_DIGIT_RUN_RE = re.compile(r"\d{16}", re.ASCII)  # a figure this long may be a number it does not write
