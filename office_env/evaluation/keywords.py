@@ -177,8 +177,10 @@ class Haystack:
         """Whether the text names ``day`` (year, month, day), with its year or without one."""
         if day in self.dates():
             return True
-        if str(day[2]) not in self.text and day[2] != _NO_DAY:
-            return False  # (see ``_NO_DAY``) spares reading the text's year-less dates with dateutil
+        if day[2] != _NO_DAY and self.text.isascii() and str(day[2]) not in self.text:
+            # (see ``_NO_DAY``) spares reading the text's year-less dates with dateutil; a text with
+            # other digits (Arabic, full-width) may write the day in them, and is read
+            return False
         return _names_yearless(day, self.yearless())
 
     def days_of(self, month: int) -> set[int]:

@@ -178,14 +178,19 @@ def test_a_number_word_in_letters_a_case_blind_match_takes_for_ascii_is_read_not
 
 
 def test_a_date_is_named_without_its_year_as_reading_every_year_less_date_says():
-    # has_date skips dateutil for a text without the day's figures: every year-less date's day is
-    # one of its figures or dateutil's default day ("dec 45" is December 2045, day 1)
+    # has_date skips dateutil for an ASCII text without the day's figures: every year-less date's day
+    # is one of its figures or dateutil's default day ("dec 45" is December 2045, day 1); the patterns
+    # and dateutil read other digits too ("dec ١٨th" is 18 December), so such a text is read
     from datetime import date, timedelta
 
     forms = ["{d} {m}", "{d}th of {m}", "{m} {d}", "{m} the {d}", "{w} {d} {m}", "{w}, {m} {d}th", "{d}/{n}",
              "{n}/{d}", "on {d} {m}.", "{d} {m} 2025", "{m} {d}, 2024", "{m} {d} and {n} {m}"]
     texts = [f.format(d=d, m=m, n=n, w=w) for f in forms for d in (1, 5, 12, 18, 31, 45, 99, "05", "01")
              for m in ("jan", "feb.", "march", "sept", "may") for n in (1, 12, 13) for w in ("tuesday", "fri")]
+    texts += [t.translate(str.maketrans("0123456789", digits)) for t in texts[::13]
+              for digits in ("\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669",
+                             "\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19")]
+    texts += ["due dec \u0661\u0668th", "due \u0661\u0668/\u0661\u0662"]
     days = [(date(2025, 1, 1) + timedelta(days=i)).timetuple()[:3] for i in range(0, 365, 3)]
     days += [(2024, 2, 29), (2025, 2, 29), (2025, 5, 1), (2025, 1, 12), (2025, 9, 18)]
     for text in texts:
