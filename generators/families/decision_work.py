@@ -188,16 +188,16 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
         return None
     table, g, item, c = inp.rng.choice(options)
 
-    best = _best_items(table, g, item, c).__getitem__
-    keys = [k for k in sorted({r[g] for r in table.rows}) if best(k) is not None]
+    best = _best_items(table, g, item, c)  # every value of the group column is a key
+    keys = [k for k in sorted(best) if best[k] is not None]
     if not keys:
         return None
     key = inp.rng.choice(keys)
-    winner, top = best(key)  # type: ignore[misc]  # keys have a single best
+    winner, top = best[key]  # type: ignore[misc]  # keys have a single best
     doc = out_name(inp, "best_seller", "docx")
     pdf = doc[:-5] + ".pdf"
     log = out_name(inp, "best_seller_log", "xlsx")
-    others = [k for k in keys if best(k)[0] != winner]  # type: ignore[index]  # likewise
+    others = [k for k in keys if best[k][0] != winner]  # type: ignore[index]  # likewise
     superseded, distractors = key_dynamics(inp, key, others, "last month's note was the one about {}")
     about = "the best-seller note"
     what = column_words(table.headers[item])
@@ -212,7 +212,7 @@ def top_product_pdf(inp: FamilyInput) -> TaskDraft | None:
                about=about, thread=2)
 
     def plan(mid: str, value: str) -> list:
-        name, amount = best(value)  # type: ignore[misc]  # a plan is made for a key's value
+        name, amount = best[value]  # type: ignore[misc]  # a plan is made for a key's value
         return [call("excel_read_file", file_path=table.file), call("excel_create_new_file", file_path=log),
                 call("excel_set_cell", file_path=log, row=1, col=1, value=table.headers[item]),
                 call("excel_set_cell", file_path=log, row=1, col=2, value=table.headers[c]),

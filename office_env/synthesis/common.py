@@ -63,7 +63,7 @@ def workday_before(now: datetime, rng: random.Random, low: int, high: int) -> da
     weekdays = _weekdays_back(now.date(), low, high)
     if weekdays:
         return rng.choice(weekdays)
-    day = [now.date() - timedelta(days=k) for k in range(low, high + 1)][-1]
+    day = now.date() - timedelta(days=range(low, high + 1)[-1])  # the farthest day (IndexError for none)
     while day.weekday() >= 5:
         day -= timedelta(days=1)
     return day
