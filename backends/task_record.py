@@ -351,8 +351,11 @@ class TaskRecord(_Open):
         """Take ``plain``, the dicts the sessions were validated from, as :meth:`dialogue_dicts`,
         so they are not dumped again. Only for dicts that are what the sessions dump to: each
         object's keys in its fields' order and each value of the type the field holds, so that
-        the validation took them as given (shared, not to be changed)."""
-        self._plain_dialogue = (self.dialogue, plain)
+        the validation took them as given (shared, not to be changed). A day given as a float
+        (2.0, which the record takes as a whole number and dumps as 2) is not: then nothing is
+        kept, and the sessions are dumped afresh."""
+        if all(type(session["day"]) is int for session in plain):
+            self._plain_dialogue = (self.dialogue, plain)
 
     def criteria(self) -> list[dict[str, Any]]:
         """The ``evaluation`` list as the evaluator takes it."""

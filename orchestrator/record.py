@@ -52,14 +52,6 @@ def draft_identity(job: Job, draft: TaskDraft) -> tuple[list[str], list[str]]:
     return keys, description_words(draft.family, draft.description)
 
 
-def _as_dumped(dialogue: list[dict[str, Any]]) -> bool:
-    """Whether sessions a draft wrote (``generators.model.Session.to_dict``: the record's keys in
-    its fields' order, values of JSON types, a wrong type refused by the strict record) are what
-    their record dumps to: so they are but for a day given as a float, which the record takes as
-    a whole number (2.0 read, 2 written)."""
-    return all(type(session["day"]) is int for session in dialogue)
-
-
 def build_record(job: Job, draft: TaskDraft, sessions: list[DraftSession], rounds: int,
                  feedback_log: list[str]) -> TaskRecord:
     world = job.world
@@ -82,8 +74,7 @@ def build_record(job: Job, draft: TaskDraft, sessions: list[DraftSession], round
             "world_seed": world.seed, "rounds": rounds, "verifier_feedback": feedback_log, "gates": {},
             "tokens": dialogue_tokens(dialogue), "difficulty": difficulty}),
     )
-    if _as_dumped(dialogue):  # the chat's dicts serve the gates and the writer as they are
-        record.keep_dialogue_dicts(dialogue)
+    record.keep_dialogue_dicts(dialogue)  # the chat's dicts serve the gates and the writer as they are
     return record
 
 

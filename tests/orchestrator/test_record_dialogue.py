@@ -10,7 +10,6 @@ import random
 from backends.task_record import Session, TaskRecord
 from generators.model import Session as DraftSession
 from generators.model import Turn
-from orchestrator.record import _as_dumped
 from tests.support.records import task_record_sample
 
 
@@ -37,9 +36,9 @@ def test_a_draft_s_chat_dicts_are_what_its_record_dumps():
     rng = random.Random(2)
     for _ in range(200):
         dialogue = [s.to_dict() for s in _sessions(rng)]
-        assert _as_dumped(dialogue)
         record = _record(dialogue)
         record.keep_dialogue_dicts(dialogue)
+        assert record.dialogue_dicts() is dialogue  # kept, not dumped again
         fresh = [s.to_dict() for s in record.dialogue]
         assert json.dumps(record.dialogue_dicts()) == json.dumps(fresh)
         assert json.dumps(record.to_dict()) == json.dumps(_record(dialogue).to_dict())
@@ -48,7 +47,8 @@ def test_a_draft_s_chat_dicts_are_what_its_record_dumps():
 def test_a_day_given_as_a_float_is_dumped_afresh():
     dialogue = [s.to_dict() for s in _sessions(random.Random(4))]
     dialogue[0] = {**dialogue[0], "day": float(dialogue[0]["day"])}
-    assert not _as_dumped(dialogue)
     record = _record(dialogue)
+    record.keep_dialogue_dicts(dialogue)
+    assert record.dialogue_dicts() is not dialogue
     assert record.dialogue_dicts()[0]["day"] == 1 and type(record.dialogue_dicts()[0]["day"]) is int
     assert [Session.model_validate(s).to_dict() for s in dialogue] == record.dialogue_dicts()
