@@ -79,7 +79,7 @@ def create(ws: Workspace, user: str, event: CalendarEvent) -> None:
         written = ics_io.with_event(read_bytes(path, label, MAX_ICS_BYTES), event, owner, ws.now)
         if written is not None:
             _write(ws, label, written[0])
-            ics_io.remember_added(path, before, written[1])
+            ics_io.remember_added(path, before, written[1], event)
             return
     calendar = ics_io.load(path, label) if path.exists() else ics_io.new_calendar()
     ics_io.add_event(calendar, event, owner, ws.now)

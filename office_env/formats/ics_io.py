@@ -21,7 +21,7 @@ import icalendar
 
 from office_env.errors import CorruptFileError
 from office_env.formats.bounded import read_bytes
-from office_env.formats.built import MAX_CHARS, Kept, remembered
+from office_env.formats.built import remembered
 from office_env.formats.ooxml import DEFAULT_STAMP
 from office_env.formats.read_cache import cached_read, remember, remember_content
 from office_env.limits import MAX_ICS_BYTES
@@ -95,28 +95,22 @@ def read_events(path: Path, label: str) -> list[CalendarEvent]:
     return list(cached_read("ics", path, lambda: tuple(events_of(load(path, label), label)), by_content=True))
 
 
-def remember_added(path: Path, before: list[CalendarEvent], added: bytes) -> None:
+def remember_added(path: Path, before: list[CalendarEvent], added: bytes, event: CalendarEvent) -> None:
     """``path`` was just written by ``with_event`` from a calendar whose events were ``before``,
-    with the VEVENT ``added``: its events are those plus the added one read on its own (it carries
-    no TZID, so the rest of the file cannot change how it reads), in the order a full parse gives."""
-    events = before + list(_events_alone(added))
+    with the VEVENT ``added`` of ``event``: its events are those plus the added one, in the order a
+    full parse gives. The added one is read without a parse when its fields are ones a parse gives
+    back as they are (``_known_events``), else read on its own (it carries no TZID, so the rest of
+    the file cannot change how it reads)."""
+    events = before + list(_known_events([event]) or _events_alone(added))
     events.sort(key=lambda e: (e.start, e.end, e.summary))  # stable: the added event last among equals
     remember("ics", path, tuple(events))
 
 
-# The reading of each VEVENT ``with_event`` made lately, by its bytes (none over MAX_CHARS): a task's
-# replays add the same event again, and one whose fields a parse gives back as they are
-# (_known_events) is never parsed.
-_ADDED_EVENTS: Kept[tuple[CalendarEvent, ...]] = Kept()
-
-
+@remembered  # a task's replays add the same event again (office_env.formats.built)
 def _events_alone(added: bytes) -> tuple[CalendarEvent, ...]:
     """The events of a VEVENT ``with_event`` made, read on its own."""
-    def parsed() -> tuple[CalendarEvent, ...]:
-        alone = icalendar.Calendar.from_ical(b"BEGIN:VCALENDAR\r\n" + added + _END + b"\r\n")
-        return tuple(events_of(alone, "the added event"))
-
-    return _ADDED_EVENTS.get(added, parsed) if len(added) <= MAX_CHARS else parsed()
+    alone = icalendar.Calendar.from_ical(b"BEGIN:VCALENDAR\r\n" + added + _END + b"\r\n")
+    return tuple(events_of(alone, "the added event"))
 
 
 def new_calendar() -> icalendar.Calendar:
@@ -160,9 +154,6 @@ def with_event(data: bytes, event: CalendarEvent, owner: str, stamp: datetime | 
     if not head.endswith(b"\n"):
         return None
     added = _event_bytes(owner, stamp, event.summary, event.start, event.end, event.location, event.description)
-    known = _known_events([event])
-    if known is not None and len(added) <= MAX_CHARS:  # what a parse of ``added`` reads, kept for remember_added
-        _ADDED_EVENTS.get(added, lambda: known)
     return head + added + _END + b"\r\n", added
 
 

@@ -84,7 +84,7 @@ def test_an_added_event_is_remembered_as_a_full_parse_reads_it(tmp_path: Path):
         data, added = ics_io.with_event(path.read_bytes(), event, "ana", None)
         new = tmp_path / f"n{trial}.ics"
         new.write_bytes(data)
-        ics_io.remember_added(new, before, added)
+        ics_io.remember_added(new, before, added, event)
         remembered = ics_io.read_events(new, new.name)
         read_cache.clear()
         assert remembered == ics_io.read_events(new, new.name)
@@ -255,11 +255,11 @@ def test_a_parsed_workbooks_cells_are_kept_as_its_unpickled_snapshot_reads_them(
             assert xlsx_io._BASE_CELLS.get(snap, lambda: pytest.fail("kept at the parse")) == expected
 
 
-def test_an_added_event_of_plain_fields_is_read_without_a_parse_as_a_parse_reads_it():
-    """``with_event`` keeps what a parse of the VEVENT it wrote reads when every field is one a parse
-    gives back unchanged: over tricky texts (separators, quotes, non-ASCII, long lines) that reading is
-    the parse's; an event with a field outside that (a backslash, a line break, microseconds, a zone)
-    is parsed."""
+def test_an_added_event_of_plain_fields_is_read_without_a_parse_as_a_parse_reads_it(tmp_path):
+    """``remember_added`` reads the event ``with_event`` added without a parse when every field is one
+    a parse gives back unchanged: over tricky texts (separators, quotes, non-ASCII, long lines) that
+    reading is the parse's; an event with a field outside that (a backslash, a line break,
+    microseconds, a zone) is parsed."""
     from datetime import datetime, timedelta, timezone
 
     from office_env.formats import ics_io
@@ -272,10 +272,12 @@ def test_an_added_event_of_plain_fields_is_read_without_a_parse_as_a_parse_reads
     unknown = [ics_io.CalendarEvent("back\\slash", start, start), ics_io.CalendarEvent("line\nbreak", start, start),
                ics_io.CalendarEvent("micro", start.replace(microsecond=5), start),
                ics_io.CalendarEvent("zoned", start.replace(tzinfo=timezone.utc), start.replace(tzinfo=timezone.utc))]
-    for event in known + unknown:
-        ics_io._ADDED_EVENTS.clear()
-        added = ics_io.with_event(calendar, event, "ana", start)[1]
-        assert (added in ics_io._ADDED_EVENTS) == (event in known)
-        parsed = tuple(ics_io.events_of(ics_io.parse(calendar.replace(b"END:VCALENDAR", added + b"END:VCALENDAR"),
-                                                     "c.ics"), "c.ics"))
+    for n, event in enumerate(known + unknown):
+        data, added = ics_io.with_event(calendar, event, "ana", start)
+        assert (ics_io._known_events([event]) is not None) == (event in known)
+        parsed = tuple(ics_io.events_of(ics_io.parse(data, "c.ics"), "c.ics"))
         assert ics_io._events_alone(added) == parsed
+        path = tmp_path / f"c{n}.ics"
+        path.write_bytes(data)
+        ics_io.remember_added(path, [], added, event)
+        assert tuple(ics_io.read_events(path, "c.ics")) == parsed  # what remember_added kept
