@@ -451,12 +451,10 @@ def date_spans(text: str, day_first: bool | None = None) -> list[DateSpan]:
     """(start, end, days) of each date ``text`` (lower-cased) writes, in order; ``days`` holds every
     (year, month, day) it may mean, with year 0 where it writes none. The latest texts' are kept:
     a check reads an output's dates for each value it states, by kind, and each gate scores it again."""
-    if len(text) > MAX_KEPT_SPANS_CHARS:
-        return _date_spans(text, day_first)
     return list(_kept_date_spans(text, day_first))
 
 
-@lru_cache(maxsize=256)
+@remembered_text(256, MAX_KEPT_SPANS_CHARS)
 def _kept_date_spans(text: str, day_first: bool | None) -> tuple[DateSpan, ...]:
     return tuple(_date_spans(text, day_first))
 

@@ -8,8 +8,9 @@ call raises it again. Calls whose text and bytes arguments are over ``MAX_CHARS`
 or whose arguments cannot be hashed (a list), are made every time, so a stranger's huge text is
 not held. A builder whose arguments are no key (an openpyxl workbook) keeps its results in a
 :class:`Kept` of its own, by a key it makes of what decides its bytes with :func:`key_part`.
-``remembered_text`` is the same for a reading of one text (what a keyword is, a mail's own words):
-a string is its own key, so the latest results are kept by ``functools.lru_cache``.
+``remembered_text`` is the same for a reading of one text (what a keyword is, a mail's own words,
+a text's dates in an order): a string is its own key, so the latest results are kept by
+``functools.lru_cache``.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from collections.abc import Callable, Hashable
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache, wraps
-from typing import Any, Generic, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
 T = TypeVar("T")
+P = ParamSpec("P")
 MAX_ENTRIES = 64
 MAX_CHARS = 256 * 1024
 
@@ -94,17 +96,21 @@ def remembered(build: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
-def remembered_text(entries: int, max_chars: int) -> Callable[[Callable[[str], T]], Callable[[str], T]]:
-    """A pure reading of one text with the latest ``entries`` texts' results kept (immutable
-    results; an error is raised, not kept); a text over ``max_chars`` is read every time, so a
-    stranger's long text is not held. The reading's ``cache_clear`` and ``cache_info`` are
-    ``functools.lru_cache``'s, its ``__wrapped__`` reads afresh."""
-    def wrap(read: Callable[[str], T]) -> Callable[[str], T]:
+def remembered_text(entries: int, max_chars: int
+                    ) -> Callable[[Callable[Concatenate[str, P], T]], Callable[Concatenate[str, P], T]]:
+    """A pure reading of one text (and of the hashable arguments after it, such as a date order)
+    with the latest ``entries`` calls' results kept (immutable results; an error is raised, not
+    kept); a text over ``max_chars`` is read every time, so a stranger's long text is not held. The
+    reading's ``cache_clear`` and ``cache_info`` are ``functools.lru_cache``'s, its ``__wrapped__``
+    reads afresh."""
+    def wrap(read: Callable[Concatenate[str, P], T]) -> Callable[Concatenate[str, P], T]:
         kept = lru_cache(maxsize=entries)(read)
 
         @wraps(read)
-        def reading(text: str) -> T:
-            return kept(text) if len(text) <= max_chars else read(text)
+        def reading(text: str, *args: P.args, **kwargs: P.kwargs) -> T:
+            if len(text) > max_chars:
+                return read(text, *args, **kwargs)
+            return kept(text, *args, **kwargs)  # type: ignore[arg-type]  # lru_cache's: hashable arguments
 
         reading.cache_clear = kept.cache_clear  # type: ignore[attr-defined]  # as functools.lru_cache's
         reading.cache_info = kept.cache_info  # type: ignore[attr-defined]

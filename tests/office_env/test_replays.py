@@ -141,6 +141,15 @@ def test_remembered_text_keeps_the_latest_short_texts_and_never_a_long_one_or_an
     read("cd"), read("ef"), read("ab")  # two kept: "ab" went first
     assert calls.count("ab") == 2 and read.cache_info().currsize == 2 and read.__wrapped__("x") == "X"
 
+    @remembered_text(4, 5)
+    def ordered(text, first):  # the arguments after the text are part of the key
+        calls.append((text, first))
+        return text[0] if first else text[-1]
+
+    assert [ordered("ab", True), ordered("ab", False), ordered("ab", True)] == ["a", "b", "a"]
+    assert calls.count(("ab", True)) == 1 and calls.count(("ab", False)) == 1
+    assert ordered("toolong", True) == ordered("toolong", True) and calls.count(("toolong", True)) == 2
+
 
 def test_remembered_keeps_results_by_value_type_and_zone_and_never_an_error():
     calls = []
