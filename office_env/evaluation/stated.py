@@ -103,12 +103,9 @@ def value_key(kind: str, value: Any, day_first: bool | None = None) -> Any:
     value's text alone (spacing folded, lower-cased), so the latest texts' are kept: a check reads each
     of its values again for every output it reads, and a gate scores its outputs again."""
     text = " ".join(str(value).split()).lower()
-    if len(text) > MAX_KEPT_VALUE_CHARS:
-        return _key_of.__wrapped__(kind, text, day_first)  # type: ignore[attr-defined]  # functools.wraps sets it
-    return _key_of(kind, text, day_first)
+    return (_key_of if len(text) > MAX_KEPT_VALUE_CHARS else _kept_key_of)(kind, text, day_first)
 
 
-@registry_cache(maxsize=1024)  # a file's name is one of the registry's kinds
 def _key_of(kind: str, text: str, day_first: bool | None) -> Any:
     """``value_key`` of a value written ``text`` (its key is immutable: it is kept)."""
     if kind == "number":
@@ -126,6 +123,9 @@ def _key_of(kind: str, text: str, day_first: bool | None) -> Any:
         periods = _periods(text)
         return periods[0][2] if len(periods) == 1 and (periods[0][0], periods[0][1]) == (0, len(text)) else None
     return text or None
+
+
+_kept_key_of = registry_cache(maxsize=1024)(_key_of)  # a file's name is one of the registry's kinds
 
 
 def _periods(text: str) -> list[tuple[int, int, str]]:

@@ -326,6 +326,6 @@ def test_a_values_key_kept_by_its_text_is_the_one_read_afresh():
     random.Random(4).shuffle(asked)
     for kind, value, day_first in asked * 2:
         text = " ".join(str(value).split()).lower()
-        assert st.value_key(kind, value, day_first) == st._key_of.__wrapped__(kind, text, day_first), \
+        assert st.value_key(kind, value, day_first) == st._key_of(kind, text, day_first), \
             (kind, value, day_first)
     assert st.value_key("day", "04/05/2025", True) != st.value_key("day", "04/05/2025", False)
