@@ -28,7 +28,7 @@ from generators.decoys import (
 )
 from generators.history_plan import DAY_CUES, DayPlan
 from generators.session_clock import SessionClock
-from generators.spoken_time import is_relative, read_times, say_value, spoken, value_time
+from generators.spoken_time import is_relative, named_moments, read_times, say_value, spoken, value_time
 from generators.thread_bank import SENTENCE_CUES, threads
 from generators.withheld import changed_detail, detail_to_withhold, withheld_kind
 
@@ -57,7 +57,7 @@ def _day_of(when: date | datetime) -> date:
 
 def task_days(said_on: date, values: Sequence[str]) -> set[date]:
     """The days the task's ``values`` name, read on ``said_on`` (none for most tasks)."""
-    return {_day_of(t) for t in (value_time(v, said_on) for v in values) if t is not None}
+    return {_day_of(t) for t in named_moments(values, said_on)}
 
 
 def names_task_day(text: str, said_on: date, values: Sequence[str], days: set[date] | None = None) -> bool:

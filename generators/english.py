@@ -82,7 +82,6 @@ _SAID_ONCE = {word: word for word in ("nice", "lovely", "good", "great", "brilli
                                       "excellent", "amazing", "perfect", "fair", "classic", "interesting", "lucky",
                                       "treat", "sound", "love")}
 _SAID_ONCE.update(sounds="sound", loved="love")
-_REACTION_WORDS = frozenset(_SAID_ONCE)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -98,7 +97,7 @@ def repeats_itself(text: str) -> bool:
     # (a phrase said twice needs four words at least; most lines say no word of a reaction)
     if len(words) > 3 and len(set(zip(words, words[1:], words[2:]))) != len(words) - 2:
         return True
-    if _REACTION_WORDS.isdisjoint(words):
+    if _SAID_ONCE.keys().isdisjoint(words):
         return False
     reacted = [_SAID_ONCE[w] for w in words if w in _SAID_ONCE]
     return len(reacted) != len(set(reacted))
