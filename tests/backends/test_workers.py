@@ -192,6 +192,31 @@ def test_a_batch_leaves_the_garbage_collector_as_it_found_it():
         gc.unfreeze()
 
 
+def _young_threshold(job):
+    import gc
+
+    return gc.get_threshold()[0]
+
+
+@pytest.mark.parametrize("workers, budget", [(2, Budget(seconds=30)), (1, Budget())])
+def test_a_batch_looks_for_cycles_less_often_and_gives_the_threshold_back(workers, budget):
+    import gc
+
+    from backends.workers import YOUNG_OBJECTS
+
+    before = gc.get_threshold()
+    gc.set_threshold(700, before[1], before[2])
+    try:
+        results, _ = _collect(_young_threshold, ["a", "b"], workers=workers, budget=budget)
+        assert results == {0: YOUNG_OBJECTS, 1: YOUNG_OBJECTS}  # in forked workers and in this process
+        assert gc.get_threshold() == (700, before[1], before[2])
+        gc.set_threshold(50_000, before[1], before[2])  # a caller's higher threshold is left as it is
+        results, _ = _collect(_young_threshold, ["a"], workers=workers, budget=budget)
+        assert results == {0: 50_000} and gc.get_threshold()[0] == 50_000
+    finally:
+        gc.set_threshold(*before)
+
+
 @pytest.mark.parametrize("kind", ["sleep", "busy", "swallow", "rewrap", "swallow-all"])
 def test_a_job_over_its_time_budget_is_a_timeout_and_the_batch_goes_on(kind):
     results, failures = _collect(_job, ["a", kind, "b"], workers=1, budget=Budget(seconds=0.5))
