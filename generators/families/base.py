@@ -23,7 +23,7 @@ from generators.families.phrasing import FamilyDefinitionError, Phrasing, load_p
 from generators.model import Distractor, MemoryPiece, Misreading, TaskDraft, ToolCall
 from office_env.apps import office_apps
 from office_env.evaluation import builders as cr
-from office_env.formats.built import remembered_text
+from office_env.formats.built import Kept, remembered_text
 from office_env.money import CODE
 from office_env.synthesis.check import away_span
 from office_env.synthesis.common import is_superseded
@@ -210,18 +210,23 @@ class Table:
         return {}
 
 
-# The excel notes of a world are read by every family drawn on it (the task's and its siblings'):
-# their tables are made once per notes object (kept here beside them, so an id stays its own).
-# Families only read a table, never change it.
-_TABLES: dict[int, tuple[dict[str, Any], list[Table]]] = {}
-_TABLES_MAX = 32
+def _per_notes(kept: Kept[tuple[Any, Any]], notes: Any, key: Any, make: Callable[[], Any]) -> Any:
+    """``make()`` kept per notes object and ``key``: every family drawn on a world (the task's and
+    its siblings') reads the same notes, and families only read them. The entry holds the object
+    beside its result, so no other object takes its id while the entry is kept."""
+    known = kept.get((id(notes), key), lambda: (notes, make()))
+    return known[1] if known[0] is notes else make()
+
+
+_TABLES: Kept[tuple[Any, Any]] = Kept(32)  # a world's excel notes -> its tables
 
 
 def tables(notes: dict[str, dict[str, Any]]) -> list[Table]:
     excel = notes.get("excel", {})
-    known = _TABLES.get(id(excel))
-    if known is not None and known[0] is excel:
-        return list(known[1])
+    return list(_per_notes(_TABLES, excel, None, lambda: _tables_of(excel)))
+
+
+def _tables_of(excel: dict[str, Any]) -> list[Table]:
     out = []
     for entry in excel.get("files", []):
         if ("error" in entry or not entry.get("headers") or len(entry.get("rows", [])) < 2
@@ -229,10 +234,7 @@ def tables(notes: dict[str, dict[str, Any]]) -> list[Table]:
             continue
         out.append(Table(entry["file"], entry.get("sheet", ""), list(entry["headers"]),
                          [list(r) for r in entry["rows"]]))
-    if len(_TABLES) >= _TABLES_MAX:
-        _TABLES.clear()
-    _TABLES[id(excel)] = (excel, out)
-    return list(out)
+    return out
 
 
 def labelled_tables(notes: dict[str, dict[str, Any]]) -> list[tuple[Table, int, list[int]]]:
@@ -478,30 +480,23 @@ def present_on(inp: FamilyInput, day: date) -> list[tuple[str, str]]:
     return [(u, n) for u, n in inp.colleagues if u not in away]
 
 
-# Every family drawn on a world (the task's and its siblings', each draft that mails someone) asks
-# who is away on a day, mostly today: the answer is kept per mail notes object (kept here beside
-# it, so an id stays its own), user and day. Families only read the notes, never change them.
-_AWAY: dict[tuple[int, str, date], tuple[dict[str, Any], frozenset[str]]] = {}
-_AWAY_MAX = 256
+_AWAY: Kept[tuple[Any, Any]] = Kept(256)  # a world's mail notes, user and day -> who is away (asked mostly of today)
 
 
 def _away_on(notes: dict[str, dict[str, Any]], user: str, day: date) -> frozenset[str]:
     """The senders (user names) whose mail in ``user``'s inbox says they are away on ``day``."""
     email = notes.get("email", {})
-    key = (id(email), user, day)
-    known = _AWAY.get(key)
-    if known is not None and known[0] is email:
-        return known[1]
-    away = set()
-    for m in inbox_of(notes, user):
-        when = m.get("date", "")
-        span = _away_said(when, str(m.get("body", ""))) if isinstance(when, str) else _away_of(m)
-        if span is not None and span[0] <= day <= span[1]:
-            away.add(sender_user(m))
-    if len(_AWAY) >= _AWAY_MAX:
-        _AWAY.clear()
-    _AWAY[key] = (email, frozenset(away))
-    return frozenset(away)
+
+    def away() -> frozenset[str]:
+        found = set()
+        for m in inbox_of(notes, user):
+            when = m.get("date", "")
+            span = _away_said(when, str(m.get("body", ""))) if isinstance(when, str) else _away_of(m)
+            if span is not None and span[0] <= day <= span[1]:
+                found.add(sender_user(m))
+        return frozenset(found)
+
+    return _per_notes(_AWAY, email, (user, day), away)
 
 
 def _away_of(message: dict[str, Any]) -> tuple[date, date, bool] | None:
