@@ -64,6 +64,8 @@ class Section:
 
 def split_fields(body: str, where: str) -> list[str]:
     """Split an entry at " | " outside [alternatives]; check the brackets pair up."""
+    if "[" not in body and "]" not in body:  # most entries: every separator is outside brackets
+        return body.split(FIELD_SEP)
     fields: list[str] = []
     depth = start = i = 0
     while i < len(body):

@@ -227,3 +227,16 @@ def test_no_anchor_name_ends_in_a_preposition():
     ends = {"for", "to", "with", "on", "in", "of", "at", "from", "about", "by"}
     names = [line.render({}) for (move, _), lines in threads().lines.items() if move == "anchor_name" for line in lines]
     assert names and not [n for n in names if n.split()[-1].lower() in ends]
+
+
+def test_an_entry_without_brackets_splits_as_the_bracket_scan_splits_it():
+    import random
+
+    from generators.dialogue_bank import split_fields
+
+    rng = random.Random(5)
+    for _ in range(2000):
+        body = "".join(rng.choice(["a", " ", "|", " | ", "||", "b c"]) for _ in range(rng.randrange(1, 12)))
+        scanned = split_fields(body + "[x]", "bank:1")  # brackets: the scan; "[x]" holds no separator
+        assert scanned[-1].endswith("[x]")
+        assert split_fields(body, "bank:1") == scanned[:-1] + [scanned[-1][:-3]], body
