@@ -54,19 +54,20 @@ def scan(ws: Workspace, user: str, field: str = "user") -> tuple[list[tuple[str,
             st = entry.stat(follow_symlinks=False)
         except OSError:  # gone since the listing
             continue
-        files.append((entry.name, st))
+        files.append((entry.name, entry.path, st))
         versions.append((entry.name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
-    out, unreadable = _SCANS.get((where, tuple(versions)), lambda: _read_all(folder, where, files))
+    out, unreadable = _SCANS.get((where, tuple(versions)), lambda: _read_all(where, files))
     return list(out), list(unreadable)
 
 
-def _read_all(folder: Path, where: str, files: list[tuple[str, os.stat_result]]
+def _read_all(where: str, files: list[tuple[str, str, os.stat_result]]
               ) -> tuple[tuple[tuple[str, Mail], ...], tuple[str, ...]]:
-    """The messages of ``files`` (name, lstat) in ``folder``, sorted, and the lines of those unread."""
+    """The messages of ``files`` (name, path as the listing joined it, lstat) in the folder ``where``,
+    sorted, and the lines of those unread."""
     out, unreadable = [], []
-    for name, st in files:
+    for name, path, st in files:
         try:
-            out.append((name, eml_io.read(folder / name, f"{where}/{name}", st)))
+            out.append((name, eml_io.read(path, f"{where}/{name}", st)))
         except CorruptFileError as exc:
             unreadable.append(str(exc))
     out.sort(key=lambda item: (_sort_time(item[1]), item[0]))

@@ -49,7 +49,7 @@ def check_size(path: Path, label: str, limit: int = MAX_FILE_BYTES) -> int:
     return size
 
 
-def read_bytes(path: Path, label: str, limit: int = MAX_FILE_BYTES) -> bytes:
+def read_bytes(path: str | os.PathLike[str], label: str, limit: int = MAX_FILE_BYTES) -> bytes:
     """All bytes of a regular file of at most ``limit`` bytes; errors name the file."""
     try:
         fd = os.open(path, READ_FLAGS)

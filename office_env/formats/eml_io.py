@@ -254,7 +254,7 @@ def parse(data: bytes, label: str) -> Mail:
         raise CorruptFileError(f"{label}: not a readable e-mail message ({type(exc).__name__})") from None
 
 
-def read(path: Path, label: str, st: os.stat_result | None = None) -> Mail:
+def read(path: str | os.PathLike[str], label: str, st: os.stat_result | None = None) -> Mail:
     """The message at ``path``; ``CorruptFileError`` for one over ``MAX_MAIL_BYTES`` or unparsable.
     ``st``: its status from a folder listing (see ``read_cache.cached_read``). A message is its bytes'
     alone, so one delivered again (to the sender's copy, or by the next replay) is parsed once."""

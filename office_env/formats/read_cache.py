@@ -37,13 +37,14 @@ _CACHE: "OrderedDict[tuple, tuple[object, int]]" = OrderedDict()  # key -> (valu
 _BYTES = 0
 
 
-def _key(kind: str, path: Path, st: os.stat_result | None = None) -> tuple:
-    st = st if st is not None else path.stat()
+def _key(kind: str, path: str | os.PathLike[str], st: os.stat_result | None = None) -> tuple:
+    st = st if st is not None else os.stat(path)
     return (kind, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def cached_read(kind: str, path: Path, read: Callable[[], T], weigh: Callable[[T], int] | None = None, *,
-                by_content: bool = False, st: os.stat_result | None = None) -> T:
+def cached_read(kind: str, path: str | os.PathLike[str], read: Callable[[], T],
+                weigh: Callable[[T], int] | None = None, *, by_content: bool = False,
+                st: os.stat_result | None = None) -> T:
     """What ``read()`` returns for this version of ``path``, read once; ``by_content``: the value
     depends on the bytes alone (not on the path), so an equal file elsewhere may supply it. ``st``:
     the file's status as a caller that just listed its folder saw it (a mailbox's thirty messages are
@@ -66,7 +67,7 @@ def cached_read(kind: str, path: Path, read: Callable[[], T], weigh: Callable[[T
     return value
 
 
-def _content_key(kind: str, path: Path, size: int) -> tuple | None:
+def _content_key(kind: str, path: str | os.PathLike[str], size: int) -> tuple | None:
     if size > MAX_HASHED_BYTES:
         return None
     try:
