@@ -56,7 +56,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, Iterator, cast
+from typing import Any, Iterator, NamedTuple, cast
 
 from office_env.dataset_links import sibling_names
 from office_env.errors import PathError
@@ -154,9 +154,9 @@ def name_problem(name: str) -> str | None:
 
 # -- scanning ---------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class FileEntry:
-    """One accepted regular file: its parts below the root and what the scan saw."""
+class FileEntry(NamedTuple):
+    """One accepted regular file: its parts below the root and what the scan saw. A named tuple, not a
+    frozen dataclass: a scan makes one per file, and a frozen dataclass is made four times slower."""
 
     parts: tuple[str, ...]
     size: int
