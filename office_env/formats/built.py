@@ -15,12 +15,13 @@ a text's dates in an order): a string is its own key, so the latest results are 
 
 from __future__ import annotations
 
+import inspect
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache, wraps
-from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -105,14 +106,32 @@ def remembered_text(entries: int, max_chars: int
     reads afresh."""
     def wrap(read: Callable[Concatenate[str, P], T]) -> Callable[Concatenate[str, P], T]:
         kept = lru_cache(maxsize=entries)(read)
+        reading: Callable[Concatenate[str, P], T]
+        if _takes_text_alone(read):  # most readings: the same calls without packing *args and **kwargs
+            plain, plain_kept = cast(Callable[[str], T], read), cast(Callable[[str], T], kept)
 
-        @wraps(read)
-        def reading(text: str, *args: P.args, **kwargs: P.kwargs) -> T:
-            if len(text) > max_chars:
-                return read(text, *args, **kwargs)
-            return kept(text, *args, **kwargs)  # type: ignore[arg-type]  # lru_cache's: hashable arguments
+            def reading_text(text: str) -> T:
+                return plain(text) if len(text) > max_chars else plain_kept(text)
 
+            reading = cast(Callable[Concatenate[str, P], T], wraps(read)(reading_text))
+        else:
+            def reading_with(text: str, *args: P.args, **kwargs: P.kwargs) -> T:
+                if len(text) > max_chars:
+                    return read(text, *args, **kwargs)
+                return kept(text, *args, **kwargs)  # type: ignore[arg-type]  # lru_cache's: hashable arguments
+
+            reading = wraps(read)(reading_with)
         reading.cache_clear = kept.cache_clear  # type: ignore[attr-defined]  # as functools.lru_cache's
         reading.cache_info = kept.cache_info  # type: ignore[attr-defined]
         return reading
     return wrap
+
+
+def _takes_text_alone(read: Callable[..., Any]) -> bool:
+    """Whether ``read`` takes exactly one argument, its text (none after it, none by keyword only)."""
+    try:
+        parameters = list(inspect.signature(read).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: the general wrapper
+        return False
+    return len(parameters) == 1 and parameters[0].kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                           inspect.Parameter.POSITIONAL_OR_KEYWORD)

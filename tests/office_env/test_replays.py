@@ -151,6 +151,26 @@ def test_remembered_text_keeps_the_latest_short_texts_and_never_a_long_one_or_an
     assert ordered("toolong", True) == ordered("toolong", True) and calls.count(("toolong", True)) == 2
 
 
+def test_a_reading_of_its_text_alone_keeps_and_reads_as_one_taking_more_arguments():
+    calls: dict[str, list[str]] = {"alone": [], "more": []}
+
+    @remembered_text(3, 4)
+    def alone(text):
+        calls["alone"].append(text)
+        return text[::-1]
+
+    @remembered_text(3, 4)
+    def more(text, suffix=""):
+        calls["more"].append(text)
+        return text[::-1] + suffix
+
+    texts = ["ab", "abcd", "abcde", "ab", "x", "y", "z", "ab", "abcde", "", "x"]
+    assert [alone(t) for t in texts] == [more(t) for t in texts]
+    assert calls["alone"] == calls["more"] and alone.cache_info() == more.cache_info()  # the same kept, the same read
+    alone.cache_clear()
+    assert alone.cache_info().currsize == 0 and alone.__wrapped__("ab") == "ba" and alone.__name__ == "alone"
+
+
 def test_remembered_keeps_results_by_value_type_and_zone_and_never_an_error():
     calls = []
 
