@@ -432,13 +432,15 @@ def evaluate_email_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
     user, candidates = _mails_between(ctx, args.get("sender"), args.get("recipient"))
     wrong = ""
     for email_id, mail in candidates:
-        absent = kw.missing(mail.subject, args.get("subject_keywords", []), ctx.day_first) + \
-            kw.missing(mail.body, args.get("body_keywords", []), ctx.day_first)
+        # a message lacking a keyword is passed at once: its body and its excludes are read only
+        # for a message that has its subject's keywords, then its body's
+        if kw.missing(mail.subject, args.get("subject_keywords", []), ctx.day_first) or \
+                kw.missing(mail.body, args.get("body_keywords", []), ctx.day_first):
+            continue
         extra = kw.present(mail.body, args.get("body_excludes", []), ctx.day_first)
-        if not absent and not extra:
+        if not extra:
             return True, f"{email_id} in {user}'s mailbox matches"
-        if not absent:
-            wrong = f"{email_id} has all the keywords but also {', '.join(repr(e) for e in extra)}"
+        wrong = f"{email_id} has all the keywords but also {', '.join(repr(e) for e in extra)}"
     who = " ".join(f"{k} {args[k]}" for k in ("sender", "recipient") if args.get(k))
     if not candidates:
         return False, f"no message with {who} in {user}'s mailbox"
