@@ -830,13 +830,41 @@ def _month_keyword(keyword: Any) -> int | None:
     return _MONTHS.index(match.group(1)) + 1 if match else None
 
 
+class _Together(NamedTuple):
+    """What a check's keywords say together: the months named by themselves (``_month_keyword``),
+    and whether they hold one clock time."""
+
+    months: frozenset[int]
+    one_clock: bool
+
+
+MAX_KEPT_TOGETHER_CHARS = 4 * MAX_KEPT_KEYWORD_CHARS  # longer keywords are read again at each look-up
+
+
+def _together(keywords: list[Any]) -> _Together:
+    """``_Together`` of ``keywords``; it depends on their texts alone, so the latest lists' are kept:
+    a check asks it of every message, event and file it searches."""
+    texts = tuple(map(str, keywords))
+    if sum(map(len, texts)) > MAX_KEPT_TOGETHER_CHARS:
+        return _read_together(texts)
+    return _kept_together(texts)
+
+
+def _read_together(texts: tuple[str, ...]) -> _Together:
+    """``_together`` of keywords written ``texts``, read afresh."""
+    months = frozenset(m for m in map(_month_keyword, texts) if m is not None)
+    # one clock time among the keywords is when something happens: a range that ends at it starts
+    # at another time ("from 13:00 to 14:00" is not a meeting at 14:00); two or more ask for a range
+    return _Together(months, sum(_kind(k)[0] == "clock" for k in texts) == 1)
+
+
+_kept_together = lru_cache(maxsize=1024)(_read_together)
+
+
 def _finder(keywords: list[Any], hay: Haystack) -> Callable[[Any], bool]:
     """Keyword look-up in ``hay``, where a date written in pieces (a month's name among the
     keywords) also finds a number as the day of a date of that month."""
-    months = {m for m in map(_month_keyword, keywords) if m is not None}
-    # one clock time among the keywords is when something happens: a range that ends at it starts
-    # at another time ("from 13:00 to 14:00" is not a meeting at 14:00); two or more ask for a range
-    one_clock = sum(_kind(k)[0] == "clock" for k in keywords) == 1
+    months, one_clock = _together(keywords)
 
     def has(keyword: Any) -> bool:
         kind, value = _kind(keyword)

@@ -163,6 +163,26 @@ def test_a_keywords_kind_is_kept_by_its_text_and_read_as_before(corpus):
     assert [kind for kind, _ in first[:5]] == ["number", "number", "text", "text", "number"]
 
 
+def test_what_keywords_say_together_is_kept_by_their_texts_and_read_as_before(corpus):
+    """``_together`` keeps what a list of keywords says together by the keywords' texts: the same
+    answer as reading it afresh, in any order of asking, for lists that differ by one keyword, by
+    its type (1 and "1"), or only where their keywords are split ("July 13:00" is one keyword)."""
+    pieces = ["July", "jul.", "Sept", "may", "marketing", "13:00", "9:00", "9 am", "noon", "2024-07-15", "15", 15,
+              15.0, "1", 1, True, "July 13:00", "Q2", "225 EUR", "x" * 600, *corpus[:60]]
+    rng = random.Random(5)
+    lists = [[rng.choice(pieces) for _ in range(rng.randint(1, 5))] for _ in range(1500)]
+    lists += [["July", "13:00"], ["July 13:00"], ["13:00", "14:00"], ["13:00"], [13], ["x" * 600] * 3]
+    kw._kept_together.cache_clear()
+    first = [kw._together(k) for k in lists]
+    again = [kw._together(k) for k in reversed(lists)][::-1]
+    afresh = [(frozenset(m for m in map(kw._month_keyword, k) if m is not None),
+               sum(kw._kind(x)[0] == "clock" for x in k) == 1) for k in lists]
+    assert first == again == afresh
+    assert sum(bool(months) for months, _ in afresh) > 100 and sum(one for _, one in afresh) > 50
+    assert kw._together(["July", "13:00"]) == (frozenset({7}), True)
+    assert kw._together(["July 13:00"]) == (frozenset(), False)
+
+
 @pytest.mark.parametrize(("text", "numbers"), [
     ("we paid \u017feven invoices", [7]),            # long s, which a case-blind pattern takes for "s"
     ("\u017fIXTY-FIVE boxes", [65]),
