@@ -822,6 +822,34 @@ def test_validate_reports_one_problem_with_field_path(item, field, words):
     assert str(problem).startswith(f"task.json: {field}: ")
 
 
+def test_an_item_told_well_formed_is_one_the_item_schema_finds_nothing_wrong_with(monkeypatch):
+    """``catalog._well_formed`` answers for the item schema's validator where it says yes: never
+    for an item the validator finds something wrong with, and a list's problems are the same as
+    the validator's alone find."""
+    from collections import OrderedDict
+
+    from office_env.evaluation import catalog
+
+    class Named(str):
+        pass
+
+    items = [GOOD, {"function": "x", "args": {}}, {"function": Named("x"), "args": OrderedDict()},
+             OrderedDict(GOOD), {"function": "x"}, {"args": {}}, {"function": "x", "args": {}, "extra": 1},
+             {"function": 1, "args": {}}, {"function": None, "args": {}}, {"function": "x", "args": []},
+             {"function": "x", "args": None}, {"function": b"x", "args": {}}, {1: "x", "args": {}},
+             {"function": "x", 2: {}}, [], "evaluate_contain", None, 3, ("function", "args")]
+    told = 0
+    for item in items:
+        valid = not list(catalog._ITEM_VALIDATOR.iter_errors(item))
+        if catalog._well_formed(item):
+            told += 1
+            assert valid, item
+    assert told == 3
+    quick = [validate_criteria([GOOD, item]) for item in items]
+    monkeypatch.setattr(catalog, "_well_formed", lambda item: False)
+    assert quick == [validate_criteria([GOOD, item]) for item in items]
+
+
 def test_validate_collects_problems_of_every_criterion():
     problems = validate_criteria([
         {"function": "evaluate_magic", "args": {}},
