@@ -205,7 +205,7 @@ class Haystack:
             return self.has_date(value)
         if kind == "amount":
             return value in self.amounts()
-        return value in self.numbers()
+        return _has_number(self.text, (value,), value >= _WORDED_AMOUNTS_FROM)
 
     def amounts(self) -> frozenset[tuple[float, str]]:
         if self._amounts is None:
@@ -552,7 +552,7 @@ class Keywords:
             return True
         if self.dates and any(hay.has_date(day) for day in self.dates):
             return True
-        return numbers and not self.numbers.isdisjoint(hay.numbers())
+        return numbers and _has_number(hay.text, self.numbers, self._worded)
 
     def _may_hold_number(self, normal: str) -> bool:
         """False where the normalized text surely holds none of the numbers (``_numbers_in`` would
@@ -637,20 +637,46 @@ _SPELLED_VALUES = frozenset(float(n) for n in range(2, 100))  # what a keyword f
 _WORDED_AMOUNTS_FROM = 100  # an amount in words from here up ("twenty-four thousand"); below, the counts above
 
 
-@lru_cache(maxsize=512)  # one office's files are searched by check after check
 def _numbers_in(text: str) -> frozenset[float]:
     """The numbers of a normalized text as number keywords find them: figures of their own (a date
-    stands for its year alone, a clock time for none), and counts from 2 to 99 written in words."""
+    stands for its year alone, a clock time for none), counts from 2 to 99 written in words, and
+    amounts of a hundred or more written in words."""
+    return _figures_and_counts(text)[0] | _worded_amounts(text)
+
+
+def _has_number(text: str, numbers: Iterable[float], worded: bool = True) -> bool:
+    """Whether ``_numbers_in(text)`` holds one of ``numbers``: the amounts in words, the slowest to
+    read (text2num and every figure pass again), are read only where the figures and counts hold
+    none of them (``worded``: one of them is a hundred or more, what such an amount always is)."""
+    figures, spelled = _figures_and_counts(text)
+    if not figures.isdisjoint(numbers):
+        return True
+    return worded and spelled is not None and not _worded_amounts(text).isdisjoint(numbers)
+
+
+@lru_cache(maxsize=512)  # one office's files are searched by check after check
+def _figures_and_counts(text: str) -> tuple[frozenset[float], str | None]:
+    """The figures of their own of a normalized text and the counts from 2 to 99 it writes in words;
+    and where it spells a number, its figures' text (what ``_worded_amounts`` reads), else None."""
     plain = _figures_only(without_thousands(text))
     found = {float(n) for n in set(_figure_patterns(_reads_as_ascii(plain)).number.findall(plain))}  # each figure once
-    if _spells_number(plain):
-        found |= {float(n) for n in spelled_numbers(plain)} & _SPELLED_VALUES
-        # an amount in words ("twenty-four thousand", "two hundred and two point one five"); below a
-        # hundred only the counts above stand ("first" is no 1, "one" is a pronoun too)
-        worded = _figures_only(without_thousands(words_as_digits(plain)))
-        found |= {v for v in map(float, _figure_patterns(_reads_as_ascii(worded)).number.findall(worded))
-                  if v >= _WORDED_AMOUNTS_FROM}
-    return frozenset(found)
+    if not _spells_number(plain):
+        return frozenset(found), None
+    found |= {float(n) for n in spelled_numbers(plain)} & _SPELLED_VALUES
+    return frozenset(found), plain
+
+
+@lru_cache(maxsize=512)
+def _worded_amounts(text: str) -> frozenset[float]:
+    """The amounts of a hundred or more a normalized text writes in words ("twenty-four thousand",
+    "two hundred and two point one five"); below a hundred only the counts stand ("first" is no 1,
+    "one" is a pronoun too)."""
+    plain = _figures_and_counts(text)[1]
+    if plain is None:
+        return frozenset()
+    worded = _figures_only(without_thousands(words_as_digits(plain)))
+    return frozenset(v for v in map(float, _figure_patterns(_reads_as_ascii(worded)).number.findall(worded))
+                     if v >= _WORDED_AMOUNTS_FROM)
 
 
 _CODES = "|".join(c.lower() for c in CURRENCY_CODES)

@@ -422,6 +422,46 @@ def test_a_text_whose_figures_write_none_of_the_numbers_is_passed_as_reading_it_
     assert 20000 < passed
 
 
+def _numbers_read_at_once(text: str) -> frozenset[float]:
+    """The numbers number keywords find in a normalized text, every part read in one go (figures,
+    counts in words, amounts in words), as ``keywords._numbers_in`` was first written."""
+    plain = kw._figures_only(kw.without_thousands(text))
+    found = {float(n) for n in kw._TEXT_NUMBER_RE.findall(plain)}
+    if SPELLED.search(plain):
+        found |= {float(n) for n in kw.spelled_numbers(plain)} & kw._SPELLED_VALUES
+        worded = kw._figures_only(kw.without_thousands(kw.words_as_digits(plain)))
+        found |= {v for v in map(float, kw._TEXT_NUMBER_RE.findall(worded)) if v >= 100}
+    return frozenset(found)
+
+
+def test_a_number_is_found_as_reading_all_the_numbers_at_once_finds_it(corpus):
+    """``_has_number`` reads the amounts in words only where the figures and counts hold none of the
+    numbers asked about: it answers as reading every number of the text at once, whichever part
+    is asked first, for numbers below a hundred (counts), above (amounts), and in sets of both."""
+    rng = random.Random(9)
+    letters = [w for w in [*FIGURES, *PIECES, *kw._UNITS, *kw._TENS, "hundred", "thousand", "point", "and", "a",
+                           "first", "twenty-", "-one", "Six"] if not re.search(r"\d", w)]
+    spelled = [rng.choice(["", " ", "-", ", "]).join(rng.choice(letters) for _ in range(rng.randint(1, 6)))
+               for _ in range(1500)]
+    made = [" ".join(rng.choice([*FIGURES, *PIECES, *letters]) for _ in range(rng.randint(1, 10))) for _ in range(1500)]
+    values = sorted({v for keywords in NUMBER_KEYWORDS for v in kw.Keywords(keywords).numbers}
+                    | {2.0, 21.0, 99.0, 100.0, 300.0, 1200.5, 24000.0, 41600.0, 29254.5, 2024.0})
+    worded = 0
+    for text in [kw.normalize(t) for t in [*FIGURES, *spelled, *made, *corpus[::8]]]:
+        kw._figures_and_counts.cache_clear()
+        kw._worded_amounts.cache_clear()
+        order = values if rng.random() < 0.5 else values[::-1]
+        answers = {v: kw._has_number(text, (v,), v >= 100) for v in order}
+        everything = _numbers_read_at_once(text)
+        assert answers == {v: v in everything for v in values}, text
+        assert kw._numbers_in(text) == everything, text
+        for keywords in NUMBER_KEYWORDS:
+            numbers = kw.Keywords(keywords).numbers
+            assert kw._has_number(text, numbers, max(numbers, default=0) >= 100) == (not numbers.isdisjoint(everything))
+        worded += any(v >= 100 and v in everything and v not in kw._figures_and_counts(text)[0] for v in values)
+    assert worded > 50
+
+
 def test_the_digits_of_a_number_are_those_every_figure_equal_to_it_writes():
     """A figure equal to a number writes its shortest decimal's digits in a row, zeros around them."""
     digits = kw._digits_of({28.0, 6.43, 0.5, 0.0, 100.0, 2992.5})
