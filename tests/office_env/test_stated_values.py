@@ -329,3 +329,20 @@ def test_a_values_key_kept_by_its_text_is_the_one_read_afresh():
         assert st.value_key(kind, value, day_first) == st._key_of(kind, text, day_first), \
             (kind, value, day_first)
     assert st.value_key("day", "04/05/2025", True) != st.value_key("day", "04/05/2025", False)
+
+
+def test_names_are_found_whole_as_a_pattern_made_for_each_look_up_finds_them():
+    """``stated.candidates`` finds a name with the pattern kept for it: the names a pattern made
+    afresh finds, for names with a pattern's signs in them and names inside longer words."""
+    from office_env.evaluation import stated
+
+    names = ("Ann", "ann lee", "Lee", "a.b", "c++ team", "(x)", "o'neil", "ann-lee", "ann  lee", "Zoë", "$5")
+    texts = ["hi ann, ann lee and lee agreed", "joanna and lee-ann", "a.b and axb met the c++ team (x)",
+             "o'neil, ann-lee, zoë and $5", "annlee ann\nlee", ""]
+    for text in texts:
+        found = []
+        for name in sorted({" ".join(n.split()).lower() for n in names if n.strip()}, key=len, reverse=True):
+            for m in re.finditer(rf"(?<![\w]){re.escape(name)}(?![\w])", text):
+                if not any(a < m.end() and m.start() < b for a, b, _ in found):
+                    found.append((m.start(), m.end(), name))
+        assert stated.candidates(text, "name", None, names) == sorted(found), text
