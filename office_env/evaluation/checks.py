@@ -49,6 +49,9 @@ class Context:
     # changes the testbed while its criteria are scored
     _mailboxes: dict[tuple[str, str], list[tuple[str, Any]]] = field(default_factory=dict, compare=False, repr=False)
     _owners: dict[str, str] = field(default_factory=dict, compare=False, repr=False)  # username -> mailbox owner
+    # (sender, recipient) -> the messages between them (``_mails_between``): a task's mail checks ask of the same two
+    _between: dict[tuple[str | None, str | None], list[tuple[str, Any]]] = field(default_factory=dict, compare=False,
+                                                                                repr=False)
 
     def mailbox_user(self, username: str) -> str:
         """``find_mailbox_user`` of ``username``, found once for this scoring (a name it cannot find
@@ -402,9 +405,9 @@ def evaluate_calendar_no_event(ctx: Context, args: dict[str, Any]) -> Outcome:
 
 # -- e-mail and answers ----------------------------------------------------------------------
 
-def _same_person(header: str, who: str) -> bool:
-    """Whether a From/To header names ``who`` (a user name or an address; the domain is ignored)."""
-    return who.strip().lower().split("@")[0] in _header_names(header)
+def _person(who: str) -> str:
+    """The name a From/To header gives for ``who`` (a user name or an address; the domain is ignored)."""
+    return who.strip().lower().split("@")[0]
 
 
 @lru_cache(maxsize=1024)  # a mailbox's headers are read again by each check and each replay
@@ -415,11 +418,17 @@ def _header_names(header: str) -> frozenset[str]:
 
 def _mails_between(ctx: Context, sender: str | None, recipient: str | None) -> tuple[str, list[tuple[str, Any]]]:
     """The mailbox read (the sender's, else the recipient's) and its messages from ``sender`` to
-    ``recipient`` (either may be None: anyone)."""
+    ``recipient`` (either may be None: anyone), found once for this scoring (the list is shared:
+    not to be changed)."""
     user = ctx.mailbox_user(cast(str, sender or recipient))  # the schema asks for one of them
-    return user, [(email_id, mail) for email_id, mail in ctx.messages(user, "sender" if sender else "recipient")
-                  if (not sender or _same_person(mail.sender, sender))
-                  and (not recipient or _same_person(mail.recipient, recipient))]
+    key = (sender, recipient)
+    if key not in ctx._between:
+        by, to = _person(sender) if sender else None, _person(recipient) if recipient else None
+        mails = ctx.messages(user, "sender" if sender else "recipient")
+        ctx._between[key] = [(email_id, mail) for email_id, mail in mails
+                             if (by is None or by in _header_names(mail.sender))
+                             and (to is None or to in _header_names(mail.recipient))]
+    return user, ctx._between[key]
 
 
 @check("evaluate_email_sent",

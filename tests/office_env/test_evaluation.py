@@ -660,6 +660,37 @@ def test_email_sent_matches_whole_names_not_substrings(ws, registry):
     assert not result.passed, result.reason
 
 
+def test_the_messages_between_two_are_found_once_per_scoring_as_each_look_finds_them(ws, registry):
+    """``_mails_between`` keeps the messages it finds for a sender and a recipient in the scoring's
+    context: asked again, and for other pairs in between, it gives what filtering the mailbox
+    afresh gives; a new scoring reads the mail sent since."""
+    from office_env.evaluation import checks
+
+    for sender, recipient, subject in (("alice", "bob", "One"), ("alice", "carol", "Two"), ("bob", "alice", "Three"),
+                                       ("carol", "bob", "Four"), ("alice", "carolyn", "Five")):
+        call(registry, ws, "email_send_email", {"sender": sender, "recipient": recipient, "subject": subject,
+                                                "content": "x"})
+    pairs = [("alice", "bob"), ("Alice", None), (None, "bob"), ("alice", "carol"), (" ALICE@example.com ", "Carol"),
+             ("alice", "carolyn"), ("bob", None), ("alice", "bob"), (None, "carol@x.org"), ("alice", "dave")]
+
+    def afresh(ctx, sender, recipient):
+        user = ctx.mailbox_user(sender or recipient)
+        return [(i, m) for i, m in checks.mail_store.messages(ws, user, field="sender" if sender else "recipient")
+                if (not sender or sender.strip().lower().split("@")[0] in checks._header_names(m.sender))
+                and (not recipient or recipient.strip().lower().split("@")[0] in checks._header_names(m.recipient))]
+
+    ctx = Context(ws)
+    subjects = []
+    for sender, recipient in [*pairs, *reversed(pairs)]:
+        user, found = checks._mails_between(ctx, sender, recipient)
+        assert (user, found) == (ctx.mailbox_user(sender or recipient), afresh(ctx, sender, recipient))
+        subjects.append(sorted(m.subject for _, m in found))
+    assert subjects[0] == ["One"] and {"Four", "One"} <= set(subjects[2]) and subjects[5] == ["Five"]
+    call(registry, ws, "email_send_email", {"sender": "alice", "recipient": "bob", "subject": "Six", "content": "x"})
+    assert len(checks._mails_between(ctx, "alice", "bob")[1]) == 1  # this scoring's
+    assert len(checks._mails_between(Context(ws), "alice", "bob")[1]) == 2
+
+
 # -- answers ---------------------------------------------------------------------------------
 
 def test_answer(ws, registry):
