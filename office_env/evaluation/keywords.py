@@ -193,7 +193,10 @@ class Haystack:
         return self._numbers
 
     def has(self, keyword: Any) -> bool:
-        kind, value = _kind(keyword)
+        return self.holds(*_kind(keyword))
+
+    def holds(self, kind: str, value: Any) -> bool:
+        """``has`` of a keyword read already (its ``_kind``)."""
         if kind == "text":
             if value not in self.text:
                 return False
@@ -896,7 +899,7 @@ def _finder(keywords: list[Any], hay: Haystack) -> Callable[[Any], bool]:
         kind, value = _kind(keyword)
         if kind == "clock" and one_clock:
             return not hay.starts().isdisjoint(value)
-        if hay.has(keyword):
+        if hay.holds(kind, value):
             return True
         return (kind == "number" and bool(months) and value == int(value) and 1 <= value <= 31
                 and any(int(value) in hay.days_of(m) for m in months))
