@@ -7,6 +7,7 @@ into the task's ``reference/``). Problems are reported per criterion, with the f
 
 from __future__ import annotations
 
+import marshal
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -174,20 +175,33 @@ class EvaluationReport:
         return {"passed": self.passed, "results": [r.to_dict() for r in self.results]}
 
 
-_VALID: set[str] = set()  # repr of criteria lists found valid (a build's gates score one task 4-5 times)
+_VALID: set[bytes] = set()  # the _valid_key of criteria lists found valid (a build's gates score one task 4-5 times)
 _VALID_KEPT = 1024
-_VALID_MAX_CHARS = 100_000
+_VALID_MAX_BYTES = 100_000
+
+
+def _valid_key(criteria: Any) -> bytes | None:
+    """What a criteria list found valid is known by: ``marshal``'s writing of it, which holds each
+    value a JSON document can hold with its exact type, in order (``True`` apart from ``1``, a tuple
+    apart from a list), several times quicker than ``repr``; None for what is no list or holds what
+    marshal cannot write (an instance of a subclass): such a list is validated each time."""
+    if not isinstance(criteria, list):
+        return None
+    try:
+        return marshal.dumps(criteria)
+    except ValueError:
+        return None
 
 
 def criteria_problems(criteria: Any, file: str = "") -> list[Problem]:
-    """:func:`validate_criteria`, but a list found valid before (the same repr: types and order
-    included) is not validated again: a build's schema gate validates a task's criteria, then its
-    replays score them."""
-    key = repr(criteria) if isinstance(criteria, list) else None
+    """:func:`validate_criteria`, but a list found valid before (the same ``_valid_key``: types and
+    order included) is not validated again: a build's schema gate validates a task's criteria, then
+    its replays score them."""
+    key = _valid_key(criteria)
     if key is not None and key in _VALID:
         return []
     problems = validate_criteria(criteria, file=file)
-    if not problems and key is not None and len(key) <= _VALID_MAX_CHARS:
+    if not problems and key is not None and len(key) <= _VALID_MAX_BYTES:
         if len(_VALID) >= _VALID_KEPT:
             _VALID.clear()
         _VALID.add(key)

@@ -1084,6 +1084,33 @@ def test_a_valid_criteria_list_is_validated_once_and_an_invalid_one_always_raise
         evaluate_criteria(ws, criteria)
 
 
+def test_a_list_found_valid_vouches_only_for_lists_of_the_same_values_and_types(monkeypatch):
+    """``criteria_problems`` answers from the lists found valid only for a list written the same,
+    each value with its type: a variant that differs by a type alone (``True`` for ``1``, ``1.0``,
+    a tuple, a subclass) gets the problems validating it gives."""
+    from collections import OrderedDict
+
+    from office_env.evaluation import catalog
+
+    class Name(str):
+        pass
+
+    def cell(value, row=1):
+        return {"function": "evaluate_excel_cell_value",
+                "args": {"file": "data/a.xlsx", "matches": [{"row": row, "col": 1, "value": value}]}}
+
+    variants = [[cell(1)], [cell(True)], [cell(1.0)], [cell("1")], [cell(1, True)], [cell(1, 1.0)], [cell(1, "1")],
+                [cell(1, "01")], [cell([1])], [cell((1,))], [(cell(1),)], [OrderedDict(cell(1))],
+                [{"function": Name("evaluate_file_exist"), "args": {"file": "a"}}], [cell(None)], [cell(1), cell(2)],
+                [{"args": cell(1)["args"], "function": "evaluate_excel_cell_value"}], [cell(float("nan"))]]
+    monkeypatch.setattr(catalog, "_VALID", set())
+    for _ in range(2):
+        for criteria in [*variants, *reversed(variants)]:
+            assert catalog.criteria_problems(criteria) == validate_criteria(criteria), criteria
+    valid = [c for c in variants if not validate_criteria(c)]
+    assert 3 <= len(valid) < len(variants) and len(catalog._VALID) == len(valid) - 2  # nor kept: the subclasses
+
+
 def test_a_text_asked_about_again_is_read_once_for_each_day_order():
     """The checks of a task's replays ask of the same messages again: a text's haystack is kept
     per day order (a numeric date reads apart in the two), and a long text gets one of its own."""
