@@ -570,8 +570,16 @@ class Keywords:
                 return True
             if not self.numbers.isdisjoint(_SPELLED_VALUES.intersection(map(float, spelled_numbers(normal)))):
                 return True
-            return self._worded and _may_write(words_as_digits(normal), self._number_digits)
+            # the amounts in words: text2num writes one of a hundred or more only from an amount's word
+            return (self._worded and _AMOUNT_WORD_RE.search(normal) is not None
+                    and _may_write(words_as_digits(normal), self._number_digits))
         return _may_write(normal, self._number_digits)
+
+
+# what a text without digits holds wherever text2num (``words_as_digits``) writes a figure of a hundred or more in it:
+# a scale word, a decimal point, or a zero ("thirty, zero seventy" is "30,070", 30070 without its separator); in
+# words alone, the figures it writes are of one or two digits
+_AMOUNT_WORD_RE = re.compile(r"hundred|thousand|illion|point|zero|nought|\bo\b")
 
 
 def _may_write(text: str, digits: tuple[str, ...]) -> bool:

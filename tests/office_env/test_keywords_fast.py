@@ -462,6 +462,31 @@ def test_a_number_is_found_as_reading_all_the_numbers_at_once_finds_it(corpus):
     assert worded > 50
 
 
+def test_number_words_without_an_amount_word_write_no_figure_of_a_hundred_or_more():
+    """``_AMOUNT_WORD_RE`` lets ``Keywords._may_hold_number`` pass a text of number words without
+    text2num: where it finds no scale word, decimal point or zero, text2num writes no figure of a
+    hundred or more, however the words are joined ("thirty,zero seventy" is 30070, with a zero)."""
+    rng = random.Random(3)
+    words = [*kw._UNITS, *kw._TENS, "o", "oh", "nought", "nil", "a", "and", "first", "twentieth", "half", "quarter",
+             "dozen", "minus", "twenty-one", "ninety-nine", "score", "couple", "x", "the", "twice", "ninth", "hundred",
+             "thousand", "million", "point", "o'clock"]
+    joins = [" ", " ", " ", "-", ", ", ",", ".", ". ", "/", ":", " - ", "'"]
+    quick = slow = 0
+    for _ in range(20000):
+        text = kw.normalize("".join(rng.choice(words) + rng.choice(joins) for _ in range(rng.randint(1, 9))))
+        amounts = kw._worded_amounts.__wrapped__(text)
+        if kw._AMOUNT_WORD_RE.search(text) is None:
+            quick += 1
+            assert not amounts, text
+        else:
+            slow += bool(amounts)
+        for keywords in (["300"], ["30070", "2"], ["41,600"], ["1100", "7"]):
+            prepared = kw.Keywords(keywords)
+            if not prepared._may_hold_number(text):
+                assert prepared.numbers.isdisjoint(kw._numbers_in(text)), (keywords, text)
+    assert quick > 5000 and slow > 1000
+
+
 def test_the_digits_of_a_number_are_those_every_figure_equal_to_it_writes():
     """A figure equal to a number writes its shortest decimal's digits in a row, zeros around them."""
     digits = kw._digits_of({28.0, 6.43, 0.5, 0.0, 100.0, 2992.5})
