@@ -265,6 +265,7 @@ class HistoryWriter:
         self._clean_works: dict[str, bool] = {}  # work name -> clean(name) (see _clean_work)
         self._task_days: dict[date, set[date]] = {}  # a day -> the days the task's values name, read then
         self._task_moments: dict[date, set[Any]] = {}  # a day -> the days and moments they write, read then
+        self._others: dict[tuple[str, str], tuple[str, ...]] = {}  # (must, also) -> the values a line may not hold
         self.colleagues = [c for c in colleagues if c and clean(c)]
         self.absences = list(absences)
         self._free: dict[date, list[str]] = {}  # the colleagues in on a day (see _who)
@@ -343,9 +344,8 @@ class HistoryWriter:
         task value but those ``also`` holds; lines already said in this history are skipped while
         others remain. ``question``: whether the line may be a question (only where the next turn
         answers it); ``opener``: whether a reply may open with a short nod (not an answer to a question)."""
-        allowed = [v for v in self.values if (must and v in must.lower()) or (also and v in also.lower())]
         about = str(ctx.get("about") or "").lower()
-        others = [v for v in self.values if v not in allowed]
+        others = self._others_than(must, also)
         # a value said with its article ("the salary column") takes a capital where it opens a sentence
         opens = must[:4] == "the "
 
@@ -365,14 +365,7 @@ class HistoryWriter:
             return (text not in self.said and not (self.banned and " ".join(low.split()) in self.banned)
                     and not noun_twice(low, about))
 
-        # an answer to the user's question comes from answers only; other replies can borrow from each
-        # other before giving up (a prompt for a detail only where one is asked for: never "What is it?"
-        # after a detail is given)
-        keys = [(move, cue)] if cue == "asked" else [(move, cue), (move, "any")]
-        if (move in REPLIES and cue != "asked") or move == "ask":
-            keys += [(reply, "any") for reply in REPLIES if reply != "prompt" or move in ("prompt", "ask")]
-        elif move == "mention":
-            keys.append(("recap", "any"))
+        keys = _deck_keys(move, cue)
         blank = {k for k, v in ctx.items() if not v}  # e.g. no usable user name: skip lines that use it
 
         def fitting(text: str | None) -> str | None:  # a rendered line if ok, capitalised where it must be
@@ -411,6 +404,17 @@ class HistoryWriter:
             return text
         raise NoWordingFits(f"no {move} wording for {cue or 'any'} avoids the other task values "
                             f"({', '.join(repr(v) for v in self.values)}); are they too generic?")
+
+    def _others_than(self, must: str, also: str) -> tuple[str, ...]:
+        """The task values a line holding ``must`` (and ``also``) may not hold: those neither holds.
+        Kept per pair: a history asks it of every line it writes, with a few values to state."""
+        key = (must, also)
+        others = self._others.get(key)
+        if others is None:
+            must_low, also_low = must.lower(), also.lower()
+            others = self._others[key] = tuple(v for v in self.values
+                                               if not ((must and v in must_low) or (also and v in also_low)))
+        return others
 
     def _lead(self, text: str) -> str:
         if self.rng.random() < HISTORY.lead:
@@ -838,6 +842,20 @@ _READS_ON = {"got", "noted", "good", "great", "perfect", "understood", "that", "
 
 
 _FIRST_WORD = re.compile(r"[A-Za-z']+")
+
+
+@functools.lru_cache(maxsize=256)
+def _deck_keys(move: str, cue: str) -> tuple[tuple[str, str], ...]:
+    """The decks a line of ``move`` for ``cue`` is drawn from, in order (``HistoryWriter._line``): an
+    answer to the user's question from answers only; other replies can borrow from each other before
+    giving up (a prompt for a detail only where one is asked for: never "What is it?" after a detail is
+    given); a mention from recaps. Worked out once per pair: a history asks it for every line."""
+    keys = [(move, cue)] if cue == "asked" else [(move, cue), (move, "any")]
+    if (move in REPLIES and cue != "asked") or move == "ask":
+        keys += [(reply, "any") for reply in REPLIES if reply != "prompt" or move in ("prompt", "ask")]
+    elif move == "mention":
+        keys.append(("recap", "any"))
+    return tuple(keys)
 
 
 def with_opener(opener: str, line: str) -> str | None:

@@ -1057,3 +1057,23 @@ def test_a_line_said_elsewhere_is_never_drawn_again():
     kept = lines(banned)
     assert not {" ".join(t.lower().split()) for t in kept} & {" ".join(t.lower().split()) for t in free[:6]}
     assert len(set(kept)) == len(kept)
+
+
+def test_the_values_a_line_may_not_hold_are_kept_per_value_it_must_say():
+    """A thread line may hold the task values its ``must`` or ``also`` holds, no other: the values
+    it may not hold are worked out once per pair (``_others_than``) and are those worked out afresh,
+    for pairs holding a value, a longer one, other case or none, asked twice; pairs that differ in
+    ``also`` alone get answers of their own."""
+    from generators.dialogue_offline import HistoryWriter
+
+    piece = MemoryPiece("m1", "fact", "the pack is for the Vendor review", "Vendor review", cue="meeting_title",
+                        about="the review pack")
+    writer = HistoryWriter([piece], rng=random.Random(3), user_first="Alex",
+                           values=["14:00", "The Salary column", "98", "friday", "98"])
+    said = ["", "14:00", "at 14:00 on Friday", "the salary COLUMN", "98", "980", "Friday 98", "nothing of it"]
+    for _ in range(2):  # the second time from what was kept
+        for must in said:
+            for also in said:
+                allowed = [v for v in writer.values if (must and v in must.lower()) or (also and v in also.lower())]
+                assert writer._others_than(must, also) == tuple(v for v in writer.values if v not in allowed)
+    assert writer._others_than("98", "") != writer._others_than("98", "at 14:00 on Friday")
