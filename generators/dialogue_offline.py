@@ -245,19 +245,19 @@ class HistoryWriter:
         self.anchor_words = tuple(sorted({a.lower() for a in anchors}))
         clean = self.talk_clean
         self.user = user_first if user_first and clean(user_first) else ""
+        # the office's names a line may say, asked once for the small talk, the other work and the threads
+        colleagues = [c for c in colleagues if clean(c)]
+        projects = [p for p in projects if clean(p)]
+        company = company if clean(company) else ""
         from generators.other_work import OtherWork  # the composers read their banks on first use
         from generators.small_talk import SmallTalk
 
-        self.small = SmallTalk(rng=rng, user_first=self.user, assistant=assistant_name,
-                               colleagues=[c for c in colleagues if clean(c)],
-                               company=company if clean(company) else "",
-                               city=city, projects=[p for p in projects if clean(p)], avoid=clean,
-                               absences=absences)
+        self.small = SmallTalk(rng=rng, user_first=self.user, assistant=assistant_name, colleagues=colleagues,
+                               company=company, city=city, projects=projects, avoid=clean, absences=absences)
         self.small.strict = True  # other work fills in when small talk runs dry (``_talk``)
-        self.work = OtherWork(rng=rng, user_first=self.user, colleagues=[c for c in colleagues if clean(c)],
-                              company=company if clean(company) else "", projects=[p for p in projects if clean(p)],
-                              files=[f for f in files if clean(f)], avoid=clean, currency=currency,
-                              absences=absences, names_day=self.names_task_moment)
+        self.work = OtherWork(rng=rng, user_first=self.user, colleagues=colleagues, company=company,
+                              projects=projects, files=[f for f in files if clean(f)], avoid=clean,
+                              currency=currency, absences=absences, names_day=self.names_task_moment)
         self.decks = Decks(threads().lines, rng)
         self.said: set[str] = set()
         # a name for the work of pieces that came without one
@@ -266,7 +266,7 @@ class HistoryWriter:
         self._task_days: dict[date, set[date]] = {}  # a day -> the days the task's values name, read then
         self._task_moments: dict[date, set[Any]] = {}  # a day -> the days and moments they write, read then
         self._others: dict[tuple[str, str], tuple[str, ...]] = {}  # (must, also) -> the values a line may not hold
-        self.colleagues = [c for c in colleagues if c and clean(c)]
+        self.colleagues = [c for c in colleagues if c]
         self.absences = list(absences)
         self._free: dict[date, list[str]] = {}  # the colleagues in on a day (see _who)
         self.names = WorkNames(rng, clean, [p.about for p in self.pieces], stated_full_names, full_name)
@@ -319,16 +319,21 @@ class HistoryWriter:
 
     def talk_clean(self, text: str) -> bool:
         """``clean``, and naming none of the history's anchors (what small talk and other talk may say)."""
-        if not self.clean(text):
-            return False
         low = text.lower()
+        if not self._clean(text, low):
+            return False
         for anchor in self.anchor_words:  # a plain loop, as in clean
             if anchor in low and _anchor_pattern(anchor).search(low):
                 return False
         return True
 
     def clean(self, text: str) -> bool:
-        low = text.lower()
+        """Whether ``text`` holds no task value, no checked answer and is no line said elsewhere."""
+        return self._clean(text, text.lower())
+
+    def _clean(self, text: str, low: str) -> bool:
+        """``clean`` for ``text`` lower-cased already (``low``): small talk asks ``talk_clean`` of
+        every line it draws, which needs the lower case too."""
         for value in self.values:  # a plain loop: the line is asked of every candidate line
             if value in low:
                 return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from datetime import date, datetime, timedelta
+from itertools import islice
 from typing import AbstractSet, Callable, Iterable, Sequence, cast
 
 from generators.chances import OTHER_WORK
@@ -105,7 +106,8 @@ class OtherWork:
         if len(projs) < 3:
             extra = [row[0].text for row in DATA["data.project"]]
             rng.shuffle(extra)
-            projs += [p for p in extra if p not in projs and avoid(p)][: 3 - len(projs)]
+            fitting = (p for p in extra if p not in projs and avoid(p))  # (only the first few are asked)
+            projs += list(islice(fitting, 3 - len(projs)))
         # the office's documents, by name as the user sees them (no folder), and by kind: a line
         # about rows or figures names a sheet, never a PDF
         names = [f.replace("\\", "/").rsplit("/", 1)[-1] for f in dict.fromkeys(files) if f]
