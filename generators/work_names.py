@@ -132,9 +132,12 @@ class WorkNames:
             return names[0]
         else:
             pool = which
-        uses = self.uses.setdefault(names[0], Counter())
-        fewest = min(uses[n] for n in pool)
-        name = self.rng.choice([n for n in pool if uses[n] == fewest])
+        uses = self.uses.get(names[0])
+        if uses is None:
+            uses = self.uses[names[0]] = Counter()
+        counts = [uses.get(n, 0) for n in pool]  # (get: a name not used yet is no call to __missing__)
+        fewest = min(counts)
+        name = self.rng.choice([n for n, count in zip(pool, counts) if count == fewest])
         uses[name] += 1
         return name
 
