@@ -169,8 +169,8 @@ class OtherWork:
         where, today = self.where, self.clock.today
         free = [p for p in self.office.people if p not in where.busy and not where.is_away(p, today)]
         if where.absent:
-            window = [today + timedelta(days=i) for i in range(-9, 15)]
-            free = [p for p in free if where.clear(p, window)]
+            first, last = today - timedelta(days=9), today + timedelta(days=14)
+            free = [p for p in free if where.clear_through(p, first, last)]
         if len(free) < n:
             return None
         return self.rng.sample(free, n)
@@ -187,10 +187,12 @@ class OtherWork:
     def _fits_absences(self, ctx: Ctx, slots: Iterable[str]) -> bool:
         """No colleague of this exchange is away today, on a day its lines have named, or on a day
         ``slots`` (the next line's) name."""
-        if not self.where.absent:
+        absent = self.where.absent
+        people = [v for k in PERSON_SLOTS if (v := dict.get(ctx, k)) in absent] if absent else None
+        if not people:  # (most exchanges name no one the office ever shows away: no day to look at)
             return True
         days = [self.clock.today, *ctx.told, *(ctx.days[s] for s in slots if s in ctx.days and s in ctx)]
-        return all(self.where.clear(v, days) for k in PERSON_SLOTS if (v := dict.get(ctx, k)) is not None)
+        return all(self.where.clear(v, days) for v in people)
 
     def _told(self, ctx: Ctx, slots: Iterable[str]) -> None:
         if self.where.absent:

@@ -52,6 +52,12 @@ class Whereabouts:
         spans = self.absent.get(person)
         return not spans or not any(first <= d <= last for d in days for first, last in spans)
 
+    def clear_through(self, person: str, first: date, last: date) -> bool:
+        """``person`` is not shown away by the office on any day from ``first`` to ``last``
+        (``clear`` of every day between, told by the spans alone)."""
+        spans = self.absent.get(person)
+        return not spans or not any(start <= last and first <= end for start, end in spans)
+
 
 class Clock:
     """The moment the exchange being composed is said at (its day, and the time of day)."""

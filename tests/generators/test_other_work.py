@@ -760,3 +760,25 @@ def test_a_line_without_a_file_ending_names_no_file():
     lines = ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 8))) for _ in range(5000)]
     named = [line for line in lines if FILE_NAME.findall(line)]
     assert len(named) > 500 and all(FILE_ENDING.search(line) for line in named)
+
+
+def test_a_colleague_is_clear_of_a_stretch_of_days_as_of_each_day_in_it():
+    """``Whereabouts.clear_through`` (a new storyline's colleagues, over the weeks its mentions may
+    name) answers from the spans alone as ``clear`` does over every day of the stretch: spans before,
+    after, inside, around and touching either end, several per person, and people never away."""
+    from generators.other_work.office import Whereabouts
+
+    draw = random.Random(4)
+    start = date(2024, 5, 1)
+    for _ in range(400):
+        absent: dict[str, list[tuple[date, date]]] = {}
+        for name in ("Sam", "Priya"):
+            for _ in range(draw.randrange(0, 3)):
+                first = start + timedelta(days=draw.randrange(0, 60))
+                absent.setdefault(name, []).append((first, first + timedelta(days=draw.randrange(0, 10))))
+        where = Whereabouts({name: sorted(spans) for name, spans in absent.items()})
+        first = start + timedelta(days=draw.randrange(0, 60))
+        last = first + timedelta(days=draw.randrange(0, 24))
+        days = [first + timedelta(days=i) for i in range((last - first).days + 1)]
+        for name in ("Sam", "Priya", "Jordan"):
+            assert where.clear_through(name, first, last) == where.clear(name, days), (absent, first, last)
