@@ -91,13 +91,15 @@ def repeats_itself(text: str) -> bool:
     ("How nice, that's nice to hear"). Remembered for the last few thousand lines: small talk draws
     the same lines again in other histories."""
     words = _WORD.findall(text.lower())
-    for a, b in zip(words, words[1:]):
-        if a == b and not a.isdigit():
+    distinct = set(words)
+    if len(distinct) != len(words):  # (most lines say every word once: then no word or phrase repeats)
+        for a, b in zip(words, words[1:]):
+            if a == b and not a.isdigit():
+                return True
+        # (a phrase said twice needs four words at least)
+        if len(words) > 3 and len(set(zip(words, words[1:], words[2:]))) != len(words) - 2:
             return True
-    # (a phrase said twice needs four words at least; most lines say no word of a reaction)
-    if len(words) > 3 and len(set(zip(words, words[1:], words[2:]))) != len(words) - 2:
-        return True
-    if _SAID_ONCE.keys().isdisjoint(words):
+    if _SAID_ONCE.keys().isdisjoint(distinct):  # (most lines say no word of a reaction)
         return False
     reacted = [_SAID_ONCE[w] for w in words if w in _SAID_ONCE]
     return len(reacted) != len(set(reacted))
@@ -139,7 +141,14 @@ def _core(text: str) -> str:
     return _bare(text)
 
 
+# _NOT_WORD_RE's work on an ASCII line as a byte table (its marks become spaces): bank text is
+# ASCII, and most names are
+_ASCII_MARKS = bytes(32 if i < 128 and _NOT_WORD_RE.match(chr(i)) else i for i in range(256))
+
+
 def _fold(core: str) -> str:
+    if core.isascii():
+        return " ".join(core.lower().encode().translate(_ASCII_MARKS).decode().split())
     return " ".join(_NOT_WORD_RE.sub(" ", core.casefold()).split())
 
 

@@ -116,3 +116,18 @@ def test_capitalised_words_are_those_of_the_plain_pattern():
 def test_near_and_repeat_keys_set_fillers_and_closers_aside():
     assert english.repeat_key("Well, the report is late, anyway.") == english.repeat_key("the report is late") == "the report is late"
     assert english.near_key("Ha, we heard Priya say the Atlas launch slipped, i guess!") == english.near_key("we heard Marco say the Delta launch slipped")
+
+
+def test_fold_of_an_ascii_line_is_the_patterns():
+    """The byte table that folds an ASCII line gives what the marks pattern and ``casefold`` do,
+    over lines of every ASCII character (control characters that split as spaces too) and of
+    letters outside ASCII (which take the pattern's way)."""
+    import re
+
+    marks = re.compile(r"[^\w\s\u00b7]")
+    pieces = [chr(i) for i in range(128)] + ["the", "Report", "O'Neil", "\u00b7", "\u00c9A", "\u00df", "\u2019",
+                                            "\u00a0"]
+    rng = random.Random(17)
+    for _ in range(6000):
+        line = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 12)))
+        assert english._fold(line) == " ".join(marks.sub(" ", line.casefold()).split()), repr(line)
