@@ -87,8 +87,6 @@ class SmallTalk:
         for name, first, last in absences:
             self._absent.setdefault(name, []).append((first, last))
         self._aliases_base: dict[str, str] = {}
-        self._ec_flags: int | None = None  # flags of self._ec, a per-flags cache of eligible
-        self._ec: dict[str, tuple[Entry, ...]] = {}
         self._address = ""  # ", <user>" as the assistant addresses the user
         seed = rng.getrandbits(64)
         self._seed = seed
@@ -428,7 +426,7 @@ class SmallTalk:
                         name = "city.default" + part[2]
                 else:
                     name = part[3]
-                entries = self._entries(name, flags)
+                entries = eligible(name, flags)
                 if self._want and name in ANSWERS:  # only an answer of a kind the question expects
                     kept = self._facts.get(name) if name in self._kinds else None
                     entries = fitting_answers(entries, self._want, kept[0] if kept else None)
@@ -523,16 +521,6 @@ class SmallTalk:
         head, _, tail = text.partition(address)
         return head + address + tail.replace(address, "")
 
-    def _entries(self, pool: str, flags: int) -> tuple:
-        """The entries of ``pool`` open under ``flags`` (cached until the flags change)."""
-        if flags is not self._ec_flags:
-            self._ec_flags = flags
-            self._ec = {}
-        entries = self._ec.get(pool)
-        if entries is None:
-            entries = self._ec[pool] = eligible(pool, flags)
-        return entries
-
     def _line(self, pool: str, ctx: dict[str, str], flags: int, aliases: dict[str, str],
               pending: set[str], minimum: int = MIN_WORDS, most: int = 99, fit: bool = False,
               kinds: frozenset[str] | None = None) -> str | None:
@@ -543,7 +531,7 @@ class SmallTalk:
         paired with their answer). The entry drawn is left in ``self._picked``."""
         rng = self._rng
         rand = rng.random
-        entries = self._entries(pool, flags)
+        entries = eligible(pool, flags)
         if fit:  # only the entries that can have so many words
             fit_key = (pool, flags & RELEVANT[pool], minimum, most)
             every = entries
