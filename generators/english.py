@@ -141,15 +141,20 @@ def _core(text: str) -> str:
     return _bare(text)
 
 
-# _NOT_WORD_RE's work on an ASCII line as a byte table (its marks become spaces): bank text is
-# ASCII, and most names are
+# _NOT_WORD_RE's work on an ASCII line as a byte table (its marks become spaces, "·" of a name
+# set aside stays): bank text is ASCII, and most names are
 _ASCII_MARKS = bytes(32 if i < 128 and _NOT_WORD_RE.match(chr(i)) else i for i in range(256))
 
 
 def _fold(core: str) -> str:
     if core.isascii():
-        return " ".join(core.lower().encode().translate(_ASCII_MARKS).decode().split())
+        return _fold_ascii(core)
     return " ".join(_NOT_WORD_RE.sub(" ", core.casefold()).split())
+
+
+def _fold_ascii(text: str) -> str:
+    """``_fold`` of a text of ASCII and "\u00b7" only (Latin-1 bytes: "\u00b7" is 0xb7)."""
+    return " ".join(text.lower().encode("latin-1").translate(_ASCII_MARKS).decode("latin-1").split())
 
 
 def repeat_key(text: str) -> str:
@@ -160,7 +165,9 @@ def repeat_key(text: str) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def _unnamed(core: str) -> str:
-    return _fold(_CAPITAL_RE.sub("\u00b7", core[:1].lower() + core[1:]))
+    head = core[:1].lower() + core[1:]
+    unnamed = _CAPITAL_RE.sub("\u00b7", head)
+    return _fold_ascii(unnamed) if head.isascii() else _fold(unnamed)
 
 
 def near_key(text: str) -> str:

@@ -131,3 +131,20 @@ def test_fold_of_an_ascii_line_is_the_patterns():
     for _ in range(6000):
         line = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 12)))
         assert english._fold(line) == " ".join(marks.sub(" ", line.casefold()).split()), repr(line)
+
+
+def test_unnamed_folds_as_the_patterns_do():
+    """A line's near key set aside of its names, folded by the byte table when the line is ASCII,
+    is what the capitals pattern, the marks pattern and ``casefold`` give, over lines of names,
+    marks, "\u00b7" and letters outside ASCII (a Kelvin sign lowers to an ASCII "k")."""
+    import re
+
+    marks = re.compile(r"[^\w\s\u00b7]")
+    pieces = ["Priya", "the", "O'Neil's", "Q3", "x-Ray", "iPhone", " ", ", ", ".", "!", "'", "-", "_", "\u00b7",
+              "\u00c9A", "\u00df", "\u212a", "\u0130", "\t", "\x1c", "Ab-C", "report"]
+    rng = random.Random(19)
+    for _ in range(6000):
+        line = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 9)))
+        head = line[:1].lower() + line[1:]
+        expected = " ".join(marks.sub(" ", english._CAPITAL_RE.sub("\u00b7", head).casefold()).split())
+        assert english._unnamed.__wrapped__(line) == expected, repr(line)
