@@ -148,3 +148,16 @@ def test_unnamed_folds_as_the_patterns_do():
         head = line[:1].lower() + line[1:]
         expected = " ".join(marks.sub(" ", english._CAPITAL_RE.sub("\u00b7", head).casefold()).split())
         assert english._unnamed.__wrapped__(line) == expected, repr(line)
+
+
+def test_words_are_those_of_the_plain_pattern():
+    """The possessive word pattern finds the words the plain one does, over lines of letters,
+    digits, apostrophes, joiners (alone, doubled, at either end) and other marks."""
+    import re
+
+    plain = re.compile(r"[a-z0-9']+(?:[_.@/-][a-z0-9']+)*")
+    pieces = ["a", "b", "report", "7", "'", "_", ".", "@", "/", "-", " ", ",", "!", "x.y", "..", "\u00e9", "A"]
+    rng = random.Random(23)
+    for _ in range(6000):
+        line = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 12)))
+        assert english._WORD.findall(line) == plain.findall(line), repr(line)
