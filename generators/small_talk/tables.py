@@ -37,7 +37,6 @@ ANSWERS: frozenset[str] = frozenset(n for t, beats in TOPIC_BEATS.items() for b 
 # Composition
 # --------------------------------------------------------------------------------------------
 
-_ELIGIBLE: dict[tuple[str, int], tuple[Entry, ...]] = {}
 SPACE_PUNCT = re.compile(r" +([,.!?;:])")
 # "a" before a slot value with a capital vowel becomes "an" (the article is the end of a literal)
 VOWELS = frozenset("AEIOU")
@@ -145,16 +144,22 @@ for _topic, (_group_name, _, _, _) in TOPICS.items():
                                     | RELEVANT[f"{_topic}.open"])
 
 
+# pool -> the flag bits its conditions look at, and its eligible entries by the value of those bits
+# (a pool looks at a few bits: a few hundred values at most, but for a handful of pools)
+_ELIGIBLE: dict[str, tuple[int, dict[int, tuple[Entry, ...]]]] = {n: (RELEVANT[n], {}) for n in POOLS}
+
+
 def eligible(name: str, flags: int) -> tuple[Entry, ...]:
-    """The entries of pool ``name`` whose conditions hold under ``flags`` (cached)."""
-    key = (name, flags & RELEVANT[name])
-    found = _ELIGIBLE.get(key)
+    """The entries of pool ``name`` whose conditions hold under ``flags`` (cached per pool, by
+    the bits the pool looks at: no key to build for every ask)."""
+    mask, cache = _ELIGIBLE[name]
+    found = cache.get(flags & mask)
     if found is None:
-        if len(_ELIGIBLE) > 500_000:
-            _ELIGIBLE.clear()
+        if len(cache) > 4096:
+            cache.clear()
         passing = [entries for need, forbid, entries in _GROUPS[name] if need & flags == need and not forbid & flags]
         found = passing[0] if len(passing) == 1 else tuple(e for entries in passing for e in entries)
-        _ELIGIBLE[key] = found
+        cache[flags & mask] = found
     return found
 
 

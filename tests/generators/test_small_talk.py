@@ -783,3 +783,20 @@ def test_the_colleagues_in_on_a_day_are_those_no_span_shows_away():
             for day in (start + timedelta(days=i) for i in range(-3, 14)):
                 want = [c for c in names if not any(n == c and a <= day <= b for n, a, b in spans)] or names
                 assert st._present(day) == want, (spans, day)
+
+
+def test_eligible_entries_are_those_whose_conditions_hold():
+    """The entries a pool gives under some flags, cached by the bits the pool looks at, are the
+    entries of the pool whose needed flags are all set and forbidden ones all clear, over random
+    flags asked of every conditional pool twice in turn (a cached answer for other bits would show)."""
+    from generators.small_talk.bank import FLAGS
+    from generators.small_talk.tables import POOLS, RELEVANT, eligible
+
+    bits = [FLAGS.bit(name) for name in sorted(FLAGS.bits)]
+    pools = sorted(name for name in POOLS if RELEVANT[name])
+    rng = random.Random(29)
+    for _ in range(3000):
+        name = rng.choice(pools)
+        flags = sum(b for b in bits if rng.random() < 0.3)
+        want = {id(e) for e in POOLS[name].entries if e.need & flags == e.need and not e.forbid & flags}
+        assert {id(e) for e in eligible(name, flags)} == want, name
