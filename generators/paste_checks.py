@@ -16,24 +16,16 @@ from dataclasses import replace
 
 from generators.model import TaskDraft
 from generators.stated_values import prose_targets
-from office_env.apps import registry_cache
 from office_env.evaluation import evaluate_criteria
 from office_env.evaluation.builders import not_pasted
 from office_env.evaluation.pasted import is_paste, line_keys
-from office_env.tools import ToolRegistry, default_registry
+from office_env.tools import read_only_registry
 from office_env.workspace import Workspace
-
-
-@registry_cache(maxsize=1)
-def _read_tools() -> ToolRegistry:
-    """The tools that change no file: made once (and again after an app is registered), not for
-    every draft; a registry builds each tool's argument validator when it is made."""
-    return default_registry().read_only()
 
 
 def _source_keys(draft: TaskDraft, workspace: Workspace) -> list[str]:
     """The digests of every line the oracle's reads return on the untouched office."""
-    reads = _read_tools()
+    reads = read_only_registry()
     calls = [(call.tool, dict(call.args)) for call in draft.oracle if call.tool in reads]
     return line_keys(result.observation for result in reads.run(workspace, calls) if result.ok)
 

@@ -2,7 +2,7 @@
 
 Public surface:
 - ``Workspace`` -- one testbed folder; every path stays inside it.
-- ``default_registry()`` -- the typed office tools (``.read_only()`` for explorers).
+- ``default_registry()`` -- the typed office tools (``tools.read_only_registry()`` for explorers).
 - ``validate_criteria`` / ``evaluate_criteria`` -- the criteria catalog.
 - ``load_officebench`` -- OfficeBench task folders as validated seed tasks.
 """

@@ -27,10 +27,10 @@ from jsonschema import Draft202012Validator
 from backends.llm.client import LLMError, check_reply, repair_prompt
 from backends.prompts import compact_json, render
 from backends.tokens import count_tokens
-from office_env import Workspace, default_registry
+from office_env import Workspace
 from office_env.apps import get_app
 from office_env.limits import MAX_OBSERVATION_CHARS
-from office_env.tools import ToolRegistry, ToolResult, file_lister
+from office_env.tools import ToolRegistry, ToolResult, file_lister, read_only_registry
 from surfers.notes import app_notes_schema
 from surfers.offline import WorkspaceReader, documents, explorer, list_files, owners
 
@@ -58,8 +58,7 @@ def app_files(app: str, files: list[str]) -> list[str]:
 
 
 def _tools(app: str) -> ToolRegistry:
-    read_only = default_registry().read_only()
-    return ToolRegistry(t for t in read_only if t.name in (*get_app(app).read_tools, file_lister().name))
+    return ToolRegistry(t for t in read_only_registry() if t.name in (*get_app(app).read_tools, file_lister().name))
 
 
 def item_files(app: str, files: list[str], items: list[str]) -> list[str]:

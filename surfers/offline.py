@@ -1,7 +1,7 @@
 """Offline surfers: one procedural explorer per app, reading only through read-only tools.
 
 Each explorer sees the workspace the way an agent does -- it calls tools of
-``default_registry().read_only()`` and parses their observation texts -- so its notes hold
+``read_only_registry()`` and parses their observation texts -- so its notes hold
 only what an agent could find. A tool that fails (a corrupt file, a missing mailbox) leaves
 an entry ``{"file": <path>, "error": <observation>}`` in the notes instead of an exception.
 The shapes are defined in ``surfers.notes``.
@@ -12,27 +12,16 @@ from __future__ import annotations
 import ast
 import re
 from datetime import date, datetime, timedelta
-from functools import lru_cache
 from typing import Any, Callable, Iterable, Protocol
 
-from office_env import Workspace, default_registry
-from office_env.apps import App, generation, get_app, load, registered_apps
+from office_env import Workspace
+from office_env.apps import App, get_app, load, registered_apps
 from office_env.formats.xlsx_io import EMPTY_CELL
 from office_env.synthesis.world import FIRST_NAMES, LAST_NAMES
-from office_env.tools import ToolRegistry, ToolResult, list_files_call
+from office_env.tools import ToolResult, list_files_call, read_only_registry
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 WORK_START, WORK_END = 9, 17  # free slots are whole hours between these
-
-
-@lru_cache(maxsize=4)
-def _read_only(_generation: int) -> ToolRegistry:
-    return default_registry().read_only()
-
-
-def _registry() -> ToolRegistry:
-    """The read-only tools of every registered app (built again when an app is registered)."""
-    return _read_only(generation())
 
 
 class Reader(Protocol):
@@ -51,7 +40,7 @@ class WorkspaceReader:
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         """One read-only tool call; a writing tool is not even in this registry."""
-        return _registry().call(self.ws, name, args)
+        return read_only_registry().call(self.ws, name, args)
 
 
 def _call(ws: Reader, name: str, args: dict[str, Any]) -> ToolResult:

@@ -1,7 +1,7 @@
 """The office tools and their registry.
 
 ``default_registry()`` holds every tool of every registered app (``office_env.apps``);
-``default_registry().read_only()`` is what surfers may use. Tool names are ``<app>_<operation>``
+``read_only_registry()`` (the tools that change no file) is what surfers may use. Tool names are ``<app>_<operation>``
 (OpenAI function names allow no dots).
 """
 
@@ -34,6 +34,13 @@ def _registry(_generation: int) -> ToolRegistry:
 def default_registry() -> ToolRegistry:
     """Every registered app's tools (built again when an app is registered or taken out)."""
     return _registry(generation())
+
+
+@registry_cache(maxsize=1)
+def read_only_registry() -> ToolRegistry:
+    """Every registered app's tools that change no file: made once (and again when an app is
+    registered), not for every caller, since a registry builds each tool's argument validator."""
+    return default_registry().read_only()
 
 
 @registry_cache(maxsize=1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from generators.model import TaskDraft, ToolCall
-from generators.paste_checks import _read_tools, paste_checks
+from generators.paste_checks import paste_checks
 from office_env.evaluation import evaluate_criteria, validate_criteria
 from office_env.evaluation.pasted import is_paste, line_keys
 from office_env.officebench_translate import to_officebench
@@ -73,12 +73,13 @@ def test_the_generator_adds_the_check_where_the_oracle_answers_and_not_where_it_
     assert to_officebench(answered).widened and not to_officebench(answered).lost
 
 
-def test_the_oracle_reads_run_with_the_registry_s_read_tools_made_again_for_new_apps(monkeypatch):
+def test_the_read_tools_are_made_once_and_again_for_new_apps(monkeypatch):
     from office_env import apps
-    from office_env.tools import default_registry
+    from office_env.tools import default_registry, read_only_registry
 
-    kept = _read_tools()
-    assert kept is _read_tools()  # made once
-    assert kept.names == default_registry().read_only().names
+    kept = read_only_registry()
+    assert kept is read_only_registry()  # made once
+    assert kept.names == default_registry().read_only().names and kept.names
+    assert not any(tool.writes for tool in kept)
     monkeypatch.setattr(apps, "_generation", apps.generation() + 1)  # as register_app does
-    assert _read_tools() is not kept and _read_tools().names == default_registry().read_only().names
+    assert read_only_registry() is not kept and read_only_registry().names == default_registry().read_only().names
