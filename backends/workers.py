@@ -19,8 +19,9 @@ its workers behind when the parent is killed. Here:
 Workers are forked, so jobs and the job function are never pickled (only results are), and a
 worker starts in milliseconds with everything the parent had imported. What the parent holds when
 the workers fork is frozen out of the garbage collector's reach for the batch (``gc.freeze``): a
-worker's collections then neither walk those objects nor copy the memory pages they sit on. For
-the batch the collector also waits for :data:`YOUNG_OBJECTS` new objects (not 700) before it looks
+worker's collections then neither walk those objects nor copy the memory pages they sit on (in a
+one-process batch too, the jobs' collections skip what the caller held). For the batch the
+collector also waits for :data:`YOUNG_OBJECTS` new objects (not 700) before it looks
 for cycles: a task makes about half a million, few of them in cycles, and the default threshold
 spent some 7 % of a task's CPU in collections that found little.
 
