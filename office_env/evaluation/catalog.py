@@ -184,11 +184,13 @@ def _valid_key(criteria: Any) -> bytes | None:
     """What a criteria list found valid is known by: ``marshal``'s writing of it, which holds each
     value a JSON document can hold with its exact type, in order (``True`` apart from ``1``, a tuple
     apart from a list), several times quicker than ``repr``; None for what is no list or holds what
-    marshal cannot write (an instance of a subclass): such a list is validated each time."""
+    marshal cannot write (an instance of a subclass): such a list is validated each time. Format 2:
+    later formats mark an object that has other references, or a string that is interned, so the
+    same values would be written apart once a cache holds one of their strings."""
     if not isinstance(criteria, list):
         return None
     try:
-        return marshal.dumps(criteria)
+        return marshal.dumps(criteria, 2)
     except ValueError:
         return None
 

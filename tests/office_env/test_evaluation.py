@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -1082,6 +1083,15 @@ def test_a_valid_criteria_list_is_validated_once_and_an_invalid_one_always_raise
     criteria[0]["args"]["file"] = "../changed.docx"  # the same list, changed in place: validated again
     with pytest.raises(InvalidCriteria):
         evaluate_criteria(ws, criteria)
+    calls.clear()
+    sent = [{"function": "evaluate_email_sent",
+             "args": {"sender": "a@x.com", "recipient": "b@x.com", "subject_keywords": ["".join(["Bud", "get"])]}}]
+    catalog.criteria_problems(sent)
+    held = [sent[0]["args"]["subject_keywords"][0]] * 3  # noqa: F841 - other references to its strings, as caches hold
+    interned = [{**sent[0], "args": {**sent[0]["args"], "subject_keywords": [sys.intern("Budget")]}}]
+    catalog.criteria_problems(sent)
+    catalog.criteria_problems(interned)
+    assert len(calls) == 1  # the same values, however referenced or interned
 
 
 def test_a_list_found_valid_vouches_only_for_lists_of_the_same_values_and_types(monkeypatch):
