@@ -138,7 +138,6 @@ class Haystack:
     def __init__(self, text: str, day_first: bool | None = None, *, normalized: bool = False) -> None:
         self.text = text if normalized else normalize(text)  # normalized: ``normalize`` already gave it
         self.day_first = day_first
-        self._numbers: frozenset[float] | None = None
         self._amounts: frozenset[tuple[float, str]] | None = None
         self._spans: list[tuple[int, int, tuple[int, int]]] | None = None
         self._clocks: set[tuple[int, int]] | None = None
@@ -188,9 +187,8 @@ class Haystack:
         return {d for _, m, d in self.dates() if m == month} | {d for m, d, _ in self.yearless() if m == month}
 
     def numbers(self) -> frozenset[float]:
-        if self._numbers is None:
-            self._numbers = _numbers_in(self.text)
-        return self._numbers
+        """The numbers number keywords find in the text (its parts are kept by the text)."""
+        return _numbers_in(self.text)
 
     def has(self, keyword: Any) -> bool:
         return self.holds(*_kind(keyword))
@@ -662,30 +660,32 @@ def _has_number(text: str, numbers: Iterable[float], worded: bool = True) -> boo
     figures, spelled = _figures_and_counts(text)
     if not figures.isdisjoint(numbers):
         return True
-    return worded and spelled is not None and not _worded_amounts(text).isdisjoint(numbers)
+    return worded and spelled and not _worded_amounts(text).isdisjoint(numbers)
 
 
-@lru_cache(maxsize=512)  # one office's files are searched by check after check
-def _figures_and_counts(text: str) -> tuple[frozenset[float], str | None]:
+MAX_KEPT_HAYSTACK_CHARS = 64 * 1024  # a longer text is read afresh each time, never kept
+
+
+@remembered_text(512, MAX_KEPT_HAYSTACK_CHARS)  # one office's files are searched by check after check
+def _figures_and_counts(text: str) -> tuple[frozenset[float], bool]:
     """The figures of their own of a normalized text and the counts from 2 to 99 it writes in words;
-    and where it spells a number, its figures' text (what ``_worded_amounts`` reads), else None."""
+    and whether it spells a number (else it writes no amount in words, see ``_worded_amounts``)."""
     plain = _figures_only(without_thousands(text))
     found = {float(n) for n in set(_figure_patterns(_reads_as_ascii(plain)).number.findall(plain))}  # each figure once
     if not _spells_number(plain):
-        return frozenset(found), None
+        return frozenset(found), False
     found |= {float(n) for n in spelled_numbers(plain)} & _SPELLED_VALUES
-    return frozenset(found), plain
+    return frozenset(found), True
 
 
-@lru_cache(maxsize=512)
+@remembered_text(512, MAX_KEPT_HAYSTACK_CHARS)
 def _worded_amounts(text: str) -> frozenset[float]:
     """The amounts of a hundred or more a normalized text writes in words ("twenty-four thousand",
     "two hundred and two point one five"); below a hundred only the counts stand ("first" is no 1,
     "one" is a pronoun too)."""
-    plain = _figures_and_counts(text)[1]
-    if plain is None:
+    if not _figures_and_counts(text)[1]:
         return frozenset()
-    worded = _figures_only(without_thousands(words_as_digits(plain)))
+    worded = _figures_only(without_thousands(words_as_digits(_figures_only(without_thousands(text)))))
     return frozenset(v for v in map(float, _figure_patterns(_reads_as_ascii(worded)).number.findall(worded))
                      if v >= _WORDED_AMOUNTS_FROM)
 
@@ -926,9 +926,6 @@ def present(text: str, keywords: Iterable[Any], day_first: bool | None = None) -
     keywords = list(keywords)
     has = _finder(keywords, haystack(text, day_first))
     return [str(k) for k in keywords if has(k)]
-
-
-MAX_KEPT_HAYSTACK_CHARS = 64 * 1024
 
 
 def haystack(text: str, day_first: bool | None = None) -> Haystack:
