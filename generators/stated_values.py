@@ -24,7 +24,6 @@ import copy
 import re
 from collections.abc import Sequence
 from dataclasses import replace
-from functools import lru_cache
 from typing import Any, Protocol
 
 from generators.model import TaskDraft
@@ -103,14 +102,8 @@ def _masked(text: str, words: list[str]) -> str:
     for word in sorted({normalize(w) for w in words if w.strip()}, key=len, reverse=True):
         if word not in text:  # a pattern of the word alone finds nothing then: spared its pass
             continue
-        text = _word_re(word).sub(_blank, text)
+        text = stated.whole_word_re(word).sub(_blank, text)
     return text
-
-
-@lru_cache(maxsize=1024)  # a target's keywords are blanked once for each kind of value, task after task
-def _word_re(word: str) -> re.Pattern[str]:
-    """``word`` standing alone (no word character either side)."""
-    return re.compile(rf"(?<![\w]){re.escape(word)}(?![\w])")
 
 
 def _blank(match: re.Match[str]) -> str:

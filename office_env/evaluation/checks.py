@@ -431,6 +431,13 @@ def _mails_between(ctx: Context, sender: str | None, recipient: str | None) -> t
     return user, ctx._between[key]
 
 
+def _has_keywords(ctx: Context, mail: Any, args: dict[str, Any]) -> bool:
+    """Whether ``mail`` has every subject and body keyword of ``args``: its body is read only for a
+    message that has its subject's keywords (most lack one)."""
+    return not kw.missing(mail.subject, args.get("subject_keywords", []), ctx.day_first) and \
+        not kw.missing(mail.body, args.get("body_keywords", []), ctx.day_first)
+
+
 @check("evaluate_email_sent",
        "A message from the sender and/or to the recipient exists whose subject and body contain the keywords "
        "and whose body holds none of body_excludes (what a list must leave out).",
@@ -441,10 +448,7 @@ def evaluate_email_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
     user, candidates = _mails_between(ctx, args.get("sender"), args.get("recipient"))
     wrong = ""
     for email_id, mail in candidates:
-        # a message lacking a keyword is passed at once: its body and its excludes are read only
-        # for a message that has its subject's keywords, then its body's
-        if kw.missing(mail.subject, args.get("subject_keywords", []), ctx.day_first) or \
-                kw.missing(mail.body, args.get("body_keywords", []), ctx.day_first):
+        if not _has_keywords(ctx, mail, args):
             continue
         extra = kw.present(mail.body, args.get("body_excludes", []), ctx.day_first)
         if not extra:
@@ -466,8 +470,7 @@ def evaluate_email_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
 def evaluate_email_not_sent(ctx: Context, args: dict[str, Any]) -> Outcome:
     to = f" to {args['recipient']}" if args.get("recipient") else ""
     for email_id, mail in _mails_between(ctx, args["sender"], args.get("recipient"))[1]:
-        if not kw.missing(mail.subject, args.get("subject_keywords", []), ctx.day_first) and \
-                not kw.missing(mail.body, args.get("body_keywords", []), ctx.day_first):
+        if _has_keywords(ctx, mail, args):
             return False, f"{email_id} from {args['sender']}{to} has the keywords it must not send"
     return True, f"no message from {args['sender']}{to} has all those keywords"
 
@@ -635,7 +638,7 @@ def _offered_beside(text: str, keywords: list[Any]) -> str | None:
         word = kw.normalize(str(keyword))
         if not word or re.fullmatch(r"[\d.,]+", word):
             continue  # a number's hedges are read by value (evaluate_answer's number)
-        for m in re.finditer(rf"(?<![\w]){re.escape(word)}(?![\w])", plain):
+        for m in stated.whole_word_re(word).finditer(plain):
             after = _OFFER_AFTER_RE.match(plain, m.end())
             before = _OFFER_BEFORE_RE.search(plain[:m.start()])
             if after:

@@ -179,16 +179,16 @@ def candidates(text: str, kind: str, day_first: bool | None = None,
     for name in sorted({" ".join(n.split()).lower() for n in names if n.strip()}, key=len, reverse=True):
         if name not in text:  # most names are not in a text: one substring search instead of a pattern's
             continue
-        for m in _whole_name_re(name).finditer(text):
+        for m in whole_word_re(name).finditer(text):
             if not any(a < m.end() and m.start() < b for a, b, _ in found):  # the longest name first
                 found.append((m.start(), m.end(), name))
     return sorted(found)
 
 
 @lru_cache(maxsize=1024)  # a check looks for the same names in every output, and each gate again
-def _whole_name_re(name: str) -> re.Pattern[str]:
-    """The pattern of a normalized ``name`` as a whole word."""
-    return re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
+def whole_word_re(word: str) -> re.Pattern[str]:
+    """The pattern of ``word`` standing alone (no word character either side)."""
+    return re.compile(rf"(?<![\w]){re.escape(word)}(?![\w])")
 
 
 _REACH = 200  # characters either side of a value that can hold its cue (a few words, a long file name)
