@@ -110,16 +110,22 @@ def _refuse_link(out: Path) -> None:
 
 def task_now(record: TaskRecord | dict[str, Any]) -> datetime:
     """The simulated "now" of a task record (typed, or as JSON before it is checked)."""
-    now = record["now"] if isinstance(record, dict) else record.now.to_dict()
-    return datetime.strptime(f"{now['date']} {now['time']}", "%Y-%m-%d %H:%M")
+    if isinstance(record, dict):
+        day, clock = record["now"]["date"], record["now"]["time"]
+    else:  # the typed fields as they are, not a dump of them (the gates ask often)
+        day, clock = record.now.date, record.now.time
+    return datetime.strptime(f"{day} {clock}", "%Y-%m-%d %H:%M")
 
 
 def task_day_first(record: TaskRecord | dict[str, Any]) -> bool | None:
     """Whether the task's office writes a numeric date day first: its world's city's order (the
     world comes back from ``provenance.world_seed``); None when the record names no world (an
     imported task), where an ambiguous numeric date is read both ways."""
-    provenance = record.get("provenance") if isinstance(record, dict) else record.provenance.to_dict()
-    seed = provenance.get("world_seed") if isinstance(provenance, dict) else None
+    if isinstance(record, dict):
+        provenance = record.get("provenance")
+        seed = provenance.get("world_seed") if isinstance(provenance, dict) else None
+    else:  # the key as it is: a dump of the whole provenance (the gates' results, the tokens) cost more
+        seed = record.provenance.extra("world_seed")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         return None
     return _world_day_first(seed)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.dataset_reader import task_day_first
+from backends.dataset_reader import task_day_first, task_now
 from office_env import Workspace, evaluate_criteria
 from office_env.evaluation import keywords as kw
 from office_env.evaluation.written_dates import read
@@ -109,3 +109,18 @@ def test_the_answer_forms_gate_passes_in_each_office_order(tmp_path: Path, order
     result = answer_forms_gate(record, tmp_path / "testbed", None, NOW, tmp_path / "work")
     assert result.passed, result.detail
     assert "3 other form(s)" in result.detail
+
+
+def test_a_typed_record_reads_its_office_order_and_now_as_its_json_does():
+    """``task_day_first`` and ``task_now`` read a typed record's fields without dumping them: the
+    same answers as from the record as JSON, whatever ``world_seed`` holds."""
+    for seed in (_seed(False), _seed(True), _seed(None), 0, "7", True, -3, 2.0, None, [1]):
+        data = task_record_sample()
+        if seed is None:
+            data["provenance"].pop("world_seed", None)
+        else:
+            data["provenance"]["world_seed"] = seed
+        data["now"] = {"date": "2025-02-28", "weekday": "Friday", "time": "23:59"}
+        typed = parse_record(data)
+        assert task_day_first(typed) is task_day_first(typed.to_dict()) is task_day_first(data)
+        assert task_now(typed) == task_now(typed.to_dict()) == task_now(data)
