@@ -27,8 +27,14 @@ PART_BYTES = 4 << 20  # rows counted at once (about 150,000, some 20 MiB to sort
 MAX_PARTS = 256  # files open at once while the rows are split (past 1 GiB of rows the parts grow instead)
 
 
+_EMPTY_DIGEST = hashlib.blake2b(digest_size=16)  # copied for each text: a third cheaper than a new hash object
+
+
 def text_digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+    """The 16-byte BLAKE2b digest of ``text`` (UTF-8) that stands for it in the rows."""
+    digest = _EMPTY_DIGEST.copy()
+    digest.update(text.encode("utf-8"))
+    return digest.digest()
 
 
 def task_rows(texts: list[str], user: Collection[int], user_evidence: Collection[int]) -> bytes:

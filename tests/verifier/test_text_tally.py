@@ -42,3 +42,13 @@ def test_totals_are_those_of_the_texts_over_the_tasks_that_count(tmp_path, monke
     assert tally.totals() == whole and tally.totals(kept) == counted_directly(kept)
     tally.close()
     assert list(tmp_path.iterdir()) == []  # nothing left on disk
+
+
+def test_a_text_digest_is_the_blake2b_of_its_utf8_whatever_came_before():
+    """The digest is copied from one kept empty hash object: each text's is its own BLAKE2b-128,
+    in any order, the empty text and texts beyond ASCII included."""
+    import hashlib
+
+    texts = ["", "hello", "héllo wörld", "日本語のテキスト", "a" * 10_000, "hello", "\0", "noted 🙂"]
+    for text in [*texts, *reversed(texts)]:
+        assert text_tally.text_digest(text) == hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
