@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import shutil
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 import re
 from typing import Any
 
@@ -348,6 +348,33 @@ def test_marks_looked_at_again_give_the_same_problems_and_never_those_of_other_m
     problems = mark_problems(memory, changed)
     problems.append("a caller's own line")  # the kept answer is a copy
     assert mark_problems(memory, changed) == find_mark_problems(memory, changed)
+
+
+def test_plain_turns_are_told_as_the_shapes_of_their_values_tell_them(task):
+    """``_plain`` (one pass) answers as the set of the turns' value types does: a day of 1.0 or True,
+    an id of 7, a list for a tuple, a datetime for a date or a short turn makes turns not plain."""
+    from verifier.dialogue_rules import _plain
+
+    shapes = {(str, int, str, str, tuple, tuple, tuple, date), (str, int, str, str, tuple, tuple, tuple, type(None))}
+
+    def by_shapes(turns):
+        return ({tuple(map(type, t)) for t in turns} <= shapes
+                and {type(i) for t in turns for i in (*t[4], *t[5], *t[6])} <= {str})
+
+    turns = marked_turns(task.record["dialogue"])
+    marked = next(i for i, t in enumerate(turns) if t[4])
+    odd = {1: [1.0, True, "1"], 2: [None], 3: [b"x"], 4: [[*turns[marked][4]], ("7", 7)], 5: [(7,)],
+           6: [("m1", None)], 7: [None, datetime(2025, 1, 1), "2025-01-01"]}
+    cases = [turns, [], turns[:1], [turns[marked][:7]], [(*turns[marked], None)]]
+    for field, values in odd.items():
+        for value in values:
+            for at in (0, marked, len(turns) - 1):
+                changed = list(turns)
+                changed[at] = (*turns[at][:field], value, *turns[at][field + 1:])
+                cases.append(changed)
+    assert any(_plain(c) for c in cases) and not all(_plain(c) for c in cases)
+    for case in cases:
+        assert _plain(case) == by_shapes(case)
 
 
 def test_evidence_gate_rejects_a_piece_cited_nowhere(task):
