@@ -273,10 +273,10 @@ def _same(a: _Reading, b: _Reading) -> bool:
     return a.text == b.text
 
 
-def _said_in(value: Any, memory_value: str) -> bool:
-    """``value`` is the memory value, holds it (a path ``data/x.docx`` for ``x.docx``), or is a
-    time the memory value states (``2025-03-26 13:00``)."""
-    read, memory = _read(value), _read(memory_value)
+def _says(read: _Reading, memory: _Reading) -> bool:
+    """A value (``read``) is a memory value (``memory``), holds it (a path ``data/x.docx`` for
+    ``x.docx``), or is a time it states (``2025-03-26 13:00``). Readings, not values: a caller
+    comparing one value with many reads each of them once."""
     if _same(read, memory):
         return True
     text, said = read.text, memory.text
@@ -334,22 +334,22 @@ def office_values(criteria: list[dict[str, Any]], said: Iterable[str]) -> list[s
     does, ``generators.dialogue_offline.task_values``, and the query, which names the work): what
     the agent must find in the office or compute, so a history that states one by chance would let
     pasting the chat pass. A value said as whole words of a longer one is said."""
-    said = [v for v in said if v.strip()]
+    readings = [_read(v) for v in said if v.strip()]  # each read once, not once per leaf
     out: list[str] = []
     for leaf in leaves_of(criteria):
-        if leaf.role not in ("keyword", "value", "time") or not str(leaf.value).strip():
+        value = str(leaf.value)
+        if leaf.role not in ("keyword", "value", "time") or not value.strip() or value in out:
             continue
-        if not any(_said_in(leaf.value, value) or _words_of(leaf.value, value) for value in said) \
-                and str(leaf.value) not in out:
-            out.append(str(leaf.value))
+        read = _read(value)
+        if not any(_says(read, memory) or _words_in(read, memory) for memory in readings):
+            out.append(value)
     return out
 
 
-def _words_of(value: Any, memory_value: str) -> bool:
-    """``value`` is whole words of the memory value: a sheet's header ``Invoice`` the chat says as
-    part of its layout ``Invoice then Total``."""
-    text = _read(value).text
-    return bool(text) and f" {text} " in f" {_read(memory_value).text} "
+def _words_in(read: _Reading, memory: _Reading) -> bool:
+    """A value (``read``) is whole words of a memory value: a sheet's header ``Invoice`` the chat
+    says as part of its layout ``Invoice then Total``."""
+    return bool(read.text) and f" {read.text} " in f" {memory.text} "
 
 
 def _stem(path: str) -> str:
@@ -422,6 +422,7 @@ class _Tracer:
         self.record, self.office = record, office
         # the pieces, computations and plans as written: their values are compared as the JSON they are
         self.memory = [m.to_dict() for m in record.memory]
+        self.readings = [_read(str(m.get("value", ""))) for m in self.memory]  # each piece's value, read once
         user = record.user
         self.user_ids = {normalize(v) for v in (user.username, user.email or "", user.name)} - {""}
         self.query = Haystack(record.query)
@@ -445,14 +446,15 @@ class _Tracer:
         self._wrong_hay: list[Any] | None = None  # every argument value of the wrong plans
 
     def _memory_source(self, value: Any) -> str | None:
-        for m in self.memory:
-            if _said_in(value, str(m.get("value", ""))):
+        read = _read(value)
+        for m, memory in zip(self.memory, self.readings):
+            if _says(read, memory):
                 return str(m.get("id"))
-        words = _read(value).text
+        words = read.text
         if len(words) >= 2:  # part of a stated requirement: "Invoice" of "Invoice then Total", "60" of "60 minutes"
             number = _number(words) is not None
-            for m in self.memory:
-                said = _read(m.get("value", "")).text
+            for m, memory in zip(self.memory, self.readings):
+                said = memory.text
                 if number and _CLOCK_RE.search(said):
                     continue  # "30" is not said by "14:30", nor "16" by "10:00-16:00"
                 if m.get("cue") in OUTPUT_CUES and words in said and re.search(rf"(?<!\w){re.escape(words)}(?!\w)",

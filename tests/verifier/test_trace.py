@@ -407,5 +407,46 @@ def test_values_compare_with_their_kept_readings_as_read_afresh():
         for b in values:
             assert tr.same_value(a, b) == same(a, b), (a, b)
             if isinstance(b, str):
-                assert tr._said_in(a, b) == said_in(a, b), (a, b)
-                assert tr._words_of(a, b) == (bool(fold(a)) and f" {fold(a)} " in f" {fold(b)} "), (a, b)
+                assert tr._says(tr._read(a), tr._read(b)) == said_in(a, b), (a, b)
+                assert tr._words_in(tr._read(a), tr._read(b)) == (bool(fold(a)) and f" {fold(a)} " in f" {fold(b)} "), \
+                    (a, b)
+
+
+def test_office_values_read_each_said_value_once_and_answer_as_pair_by_pair():
+    """``office_values`` reads the said values once and compares readings: the same values, in the
+    same order, as comparing every leaf with every said value afresh (repeated leaves, blank ones,
+    numbers, times, paths and words of a longer value among them)."""
+    import verifier.trace as tr
+    from verifier.trace import office_values
+
+    def said_in(value, memory):
+        read, said = tr._reading_of.__wrapped__(str(value)), tr._reading_of.__wrapped__(str(memory))
+        if tr._same(read, said):
+            return True
+        if len(said.text) >= 4 and (read.text.endswith("/" + said.text) or said.text == read.text.rsplit("/", 1)[-1]):
+            return True
+        if read.time is not None and f"{read.time:%Y-%m-%d %H:%M}" in said.text:
+            return True
+        return bool(read.text) and f" {read.text} " in f" {said.text} "
+
+    def pair_by_pair(criteria, said):
+        said = [v for v in said if v.strip()]
+        out = []
+        for leaf in leaves_of(criteria):
+            if leaf.role not in ("keyword", "value", "time") or not str(leaf.value).strip():
+                continue
+            if not any(said_in(leaf.value, value) for value in said) and str(leaf.value) not in out:
+                out.append(str(leaf.value))
+        return out
+
+    words = ["Invoice", "invoice", "Total", " ", "", "1,500", "1500", "12.5", 7, 7.0, "2025-03-26 13:00",
+             "2025-03-26T13:00:00", "data/report.docx", "report.docx", "Team lunch", "Q2", "q2 review"]
+    criteria = [{"function": "evaluate_contain", "args": {"keywords": words[:9], "file": "data/report.docx"}},
+                {"function": "evaluate_email_sent", "args": {"body_keywords": words[6:], "subject_keywords": words,
+                                                             "start": "2025-03-26 13:00", "number": 1500}},
+                {"function": "evaluate_excel_cell_value",
+                 "args": {"matches": [{"value": v} for v in words] + [{"comparator": ">= 1,500 and < 12.5"}]}}]
+    saids = [[], ["invoice then total"], ["Invoice then Total", "1500", "report.docx", "on 2025-03-26 13:00"],
+             [" ", "Team lunch", "12.50", "Q2 review moved", "7"], [str(w) for w in words]]
+    for said in saids:
+        assert office_values(criteria, said) == pair_by_pair(criteria, said), said
