@@ -29,7 +29,7 @@ from typing import Any, Protocol
 from backends.task_record import TaskRecord
 from office_env.evaluation.comparator import as_number
 from office_env.evaluation.keywords import normalize
-from verifier.trace import leaves_of, office_values
+from verifier.trace import Leaf, leaf_office_values, leaves_of
 
 NEAR_JACCARD = 0.9
 _WORD_RE = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
@@ -42,13 +42,14 @@ def _digest(kind: str, text: str) -> str:
 def answer_signature(record: TaskRecord, *, people: bool = True) -> list[str]:
     """The values a task checks, output file names and the user left out, sorted; ``people=False``
     leaves out every person too (who receives the result is not part of the computation)."""
-    return _signature(record.criteria(), record.user.username, people=people)
+    return _signature(leaves_of(record.criteria()), record.user.username, people=people)
 
 
-def _signature(criteria: list[dict[str, Any]], user: str, *, people: bool = True) -> list[str]:
+def _signature(leaves: list[Leaf], user: str, *, people: bool = True) -> list[str]:
+    """:func:`answer_signature` of the criteria's leaves (``verifier.trace.leaves_of``)."""
     user = user.lower()
     values = []
-    for leaf in leaves_of(criteria):
+    for leaf in leaves:
         if leaf.role == "file" or (leaf.role == "person" and (not people or str(leaf.value).lower() == user)):
             continue
         values.append(normalize(str(leaf.value)))
@@ -68,12 +69,13 @@ def identity_keys(*, world: Any, family: str | None, description: str, criteria:
                   said: list[Any], computed: list[tuple[str, Any]]) -> list[str]:
     """:func:`duplicate_keys` of a task given by its parts: all of them are known once its draft is
     (its chat adds none), so a build can tell a repeat before writing the chat."""
-    answer = json.dumps([family, world, _signature(criteria, user)], sort_keys=True)
+    leaves = leaves_of(criteria)  # found once for the three readings below
+    answer = json.dumps([family, world, _signature(leaves, user)], sort_keys=True)
     keys = [_digest("description", normalize(description)), _digest("answer", answer)]
-    values = _signature(criteria, user, people=False)
+    values = _signature(leaves, user, people=False)
     if values:
         keys.append(_digest("computation", json.dumps([family, world, values], sort_keys=True)))
-    work = sorted(normalize(v) for v in office_values(criteria, said))
+    work = sorted(normalize(v) for v in leaf_office_values(leaves, said))
     if work:  # the values found in the office or computed, whatever the chat names them (a title, a file)
         keys.append(_digest("work", json.dumps([family, world, work], sort_keys=True)))
     done = sorted(f"{op}={_same_value(value)}" for op, value in computed if value != "")

@@ -334,9 +334,14 @@ def office_values(criteria: list[dict[str, Any]], said: Iterable[str]) -> list[s
     does, ``generators.dialogue_offline.task_values``, and the query, which names the work): what
     the agent must find in the office or compute, so a history that states one by chance would let
     pasting the chat pass. A value said as whole words of a longer one is said."""
+    return leaf_office_values(leaves_of(criteria), said)
+
+
+def leaf_office_values(leaves: list[Leaf], said: Iterable[str]) -> list[str]:
+    """:func:`office_values` of the criteria's leaves (``leaves_of``), for a caller that has them."""
     readings = [_read(v) for v in said if v.strip()]  # each read once, not once per leaf
     out: list[str] = []
-    for leaf in leaves_of(criteria):
+    for leaf in leaves:
         value = str(leaf.value)
         if leaf.role not in ("keyword", "value", "time") or not value.strip() or value in out:
             continue
