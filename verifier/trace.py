@@ -617,14 +617,15 @@ class _Tracer:
             return "user"
         local = key.split("@")[0]
         for name in sorted(self.office.names.get(local, ())):
-            for m in self.memory:
-                said = normalize(str(m.get("value", "")))
-                if said and (said == normalize(name) or said == normalize(name.split()[0])):
+            whole, first = normalize(name), normalize(name.split()[0]) if name.split() else None
+            for m, reading in zip(self.memory, self.readings):
+                said = reading.text
+                if said and (said == whole or said == first):
                     self.used.add(str(m["id"]))
                     self.checked.add(str(m["id"]))
                     return f"memory:{m['id']}"
-        for m in self.memory:  # a mailbox is named after its owner's first name ("sofia" for Sofia Okafor)
-            words = normalize(str(m.get("value", ""))).split()
+        for m, reading in zip(self.memory, self.readings):  # a mailbox is named after its owner's first name
+            words = reading.text.split()  # ("sofia" for Sofia Okafor)
             if words and words[0] == local and m.get("cue") in OUTPUT_CUES | {"requester", "person"}:
                 self.used.add(str(m["id"]))
                 self.checked.add(str(m["id"]))
