@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Role = Literal["user", "assistant"]
 
@@ -183,12 +183,15 @@ class TaskDraft:
         )
 
 
-@dataclass(frozen=True)
-class Turn:
+class Turn(NamedTuple):
     """One utterance. Marks are memory ids: ``evidence`` (the turn states the piece's final
     value), ``superseded`` (an earlier value, corrected later), ``distractor`` (a near-miss
     detail resembling the piece). ``thread`` is set on work turns: "t<n>" for the task's own
-    threads, "w<n>" for other work; small talk has none."""
+    threads, "w<n>" for other work; small talk has none.
+
+    A named tuple rather than a frozen dataclass: as immutable, equal and hashed by the same
+    field values, and made in a third of the time (a chat's every turn is one, and a frozen
+    dataclass sets each field through ``object.__setattr__``). ``_replace`` gives a changed copy."""
 
     role: Role
     text: str

@@ -352,7 +352,7 @@ def _base() -> list[Session]:
 def _replace_turn(sessions: list[Session], day: int, index: int, **changes) -> list[Session]:
     out = list(sessions)
     turns = list(out[day].turns)
-    turns[index] = dataclasses.replace(turns[index], **changes)
+    turns[index] = turns[index]._replace(**changes)
     out[day] = dataclasses.replace(out[day], turns=tuple(turns))
     return out
 
