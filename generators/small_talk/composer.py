@@ -427,12 +427,13 @@ class SmallTalk:
                 else:
                     name = part[3]
                 entries = eligible(name, flags)
+                keeps = name in self._kinds  # a persona-fact or story pool
                 if self._want and name in ANSWERS:  # only an answer of a kind the question expects
-                    kept = self._facts.get(name) if name in self._kinds else None
+                    kept = self._facts.get(name) if keeps else None
                     entries = fitting_answers(entries, self._want, kept[0] if kept else None)
                 if not entries:
                     raise NoFit(name)
-                if name in self._kinds:
+                if keeps:
                     value = self._expand_kept(name, entries, part, ctx, flags, aliases, rng)
                     if part[4] and value:
                         value = value[0].upper() + value[1:]
@@ -491,8 +492,10 @@ class SmallTalk:
         if not told:
             return False
         for entry in POOLS[f"{topic}.{beat}.ans"].entries:
-            names = [(aliases.get(p[1], "") + p[2]) if p[1] else p[3] for p in entry.parts if p[0] == 2]
-            if not any(n in told for n in names):
+            for p in entry.parts:
+                if p[0] == 2 and ((aliases.get(p[1], "") + p[2]) if p[1] else p[3]) in told:
+                    break
+            else:  # no pool of the entry was told
                 return False
         return True
 
@@ -507,10 +510,14 @@ class SmallTalk:
                     continue
                 captured = True
                 name = aliases.get(part[1], "") + part[2] if part[1] else part[3]
-                for answer in eligible(name, flags) if name in POOLS else ():
-                    kept = self._facts.get(name) if name in self._kinds else None
-                    if kept is None or answer is kept[0]:
+                if name not in POOLS:
+                    continue
+                kept = self._facts.get(name) if name in self._kinds else None
+                if kept is None:
+                    for answer in eligible(name, flags):
                         kinds |= answer.gives
+                elif any(answer is kept[0] for answer in eligible(name, flags)):
+                    kinds |= kept[0].gives
         return frozenset(kinds) if captured else None
 
     def _name_once(self, text: str) -> str:
@@ -557,7 +564,9 @@ class SmallTalk:
                 text = SPACE_PUNCT.sub(r"\1", text)
             if not text:
                 continue
-            text = text[0].upper() + text[1:]
+            first = text[0]
+            if not first.isupper():  # (bank lines mostly open with their capital)
+                text = first.upper() + text[1:]
             if address and text.count(address) > 1:
                 text = self._name_once(text)
             key = text.casefold()

@@ -800,3 +800,58 @@ def test_eligible_entries_are_those_whose_conditions_hold():
         flags = sum(b for b in bits if rng.random() < 0.3)
         want = {id(e) for e in POOLS[name].entries if e.need & flags == e.need and not e.forbid & flags}
         assert {id(e) for e in eligible(name, flags)} == want, name
+
+
+def test_beat_checks_match_their_plain_reading():
+    """The follow-up checks (which kinds a beat's answers can give now, whether its answer is a
+    fact told already) give what a plain reading of every answer entry gives, through histories
+    long enough to keep and tell persona facts."""
+    from generators.small_talk.composer import POOLS, eligible
+
+    def plain_kinds(st, beat, flags, aliases):
+        kinds, captured = set(), False
+        for entry in eligible(beat + "ans", flags):
+            for part in entry.parts:
+                if part[0] != 2 or not part[5]:
+                    continue
+                captured = True
+                name = aliases.get(part[1], "") + part[2] if part[1] else part[3]
+                for answer in eligible(name, flags) if name in POOLS else ():
+                    kept = st._facts.get(name) if name in st._kinds else None
+                    if kept is None or answer is kept[0]:
+                        kinds |= answer.gives
+        return frozenset(kinds) if captured else None
+
+    def plain_told(st, topic, beat, aliases):
+        for entry in POOLS[f"{topic}.{beat}.ans"].entries:
+            names = [(aliases.get(p[1], "") + p[2]) if p[1] else p[3] for p in entry.parts if p[0] == 2]
+            if not any(n in st._told for n in names):
+                return False
+        return True
+
+    checked = {"kinds": 0, "told": 0, "told_true": 0}
+    for seed in range(6):
+        st = make(seed)
+        answer_kinds, told_beat = st._answer_kinds, st._told_beat
+
+        def kinds_checked(beat, flags, aliases, st=st, answer_kinds=answer_kinds):
+            got = answer_kinds(beat, flags, aliases)
+            assert got == plain_kinds(st, beat, flags, aliases)
+            checked["kinds"] += 1
+            return got
+
+        def told_checked(topic, beat, aliases, st=st, told_beat=told_beat):
+            got = told_beat(topic, beat, aliases)
+            assert got == plain_told(st, topic, beat, aliases)
+            checked["told"] += 1
+            checked["told_true"] += got
+            return got
+
+        st._answer_kinds, st._told_beat = kinds_checked, told_checked
+        day = datetime(2024, 3, 4, 9, 0)
+        for k in range(60):
+            try:
+                st.exchange(day + timedelta(days=k // 6, minutes=50 * (k % 6)), 2 + k % 3)
+            except WordingsExhausted:
+                pass
+    assert checked["kinds"] > 100 and checked["told"] > 100 and checked["told_true"] > 0
