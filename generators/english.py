@@ -124,6 +124,11 @@ _CLOSERS_RE = re.compile(rf"(?:[,.;]?\s*(?:{'|'.join(_CLOSERS)})[.!]*)+$", re.IG
 # (plain lower-casing where they are ASCII; the pattern's own case rules, "ſ" for "s", elsewhere).
 _CLOSER_END_RE = re.compile(rf"(?:{'|'.join(_CLOSERS)})\Z", re.IGNORECASE)
 _LONGEST_CLOSER = max(map(len, _CLOSERS))
+# The ASCII characters some piece of _CLOSERS_RE can match (its marks, spaces, the closers' letters
+# in either case): a match starts after the last ASCII character outside them, so the pattern is
+# tried from there rather than from every position of the line.
+_CLOSER_ASCII = "".join(c for c in map(chr, range(128)) if re.fullmatch(r"[,.;!\s]", c) or any(
+    re.fullmatch(re.escape(letter), c, re.IGNORECASE) for letter in set("".join(_CLOSERS))))
 
 
 def _bare(text: str) -> str:
@@ -134,6 +139,11 @@ def _bare(text: str) -> str:
         ends = tail.lower().endswith(_CLOSERS) if tail.isascii() else _CLOSER_END_RE.search(tail) is not None
         if not ends:
             return core  # what _CLOSERS_RE.sub would return: it has no match
+        start = len(core.rstrip(_CLOSER_ASCII))
+        if start and not core[start - 1].isascii():  # (it may fold to a closer's letter, or be a space)
+            start = 0
+        found = _CLOSERS_RE.search(core, start)  # the leftmost match, which runs to the line's end
+        return core if found is None else core[:found.start()]
     return _CLOSERS_RE.sub("", core)
 
 

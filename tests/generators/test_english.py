@@ -87,12 +87,15 @@ def test_mid_sentence_drops_only_a_capital_that_marked_a_start(clause, inside):
 
 
 def test_bare_takes_off_what_the_closers_pattern_does():
-    """The look at a line's last letters first gives the same lines as the closers pattern alone,
-    over lines built of fillers, words, closers, marks and case changes ("HONEſTLY" folds too)."""
+    """The look at a line's last letters first, and the pattern tried only after the last character
+    no closer can hold, give the same lines as the closers pattern alone, over lines built of
+    fillers, words, closers, marks, spaces outside ASCII and case changes ("HONEſTLY" and "you
+    Know" fold too)."""
     pieces = ["Well,", "ha", "honestly", "anyway", "Anyway!", "i guess", "I GUESS.", "fingers crossed", "touch wood!!",
-              "aha", "though", "the report", "Priya", ",", ".", ";", "!", "...", "\n", " ", "HONE\u017fTLY", "ok", "haha"]
+              "aha", "though", "the report", "Priya", ",", ".", ";", "!", "...", "\n", " ", "HONE\u017fTLY", "ok", "haha",
+              "you \u212anow", "\u0130 guess", "\u00a0", "\u2003", "\x1c", "caf\u00e9", "m", "-", "really?"]
     rng = random.Random(5)
-    for _ in range(4000):
+    for _ in range(20000):
         line = "".join(rng.choice(pieces) + rng.choice(["", " ", "  "]) for _ in range(rng.randrange(1, 7)))
         expected = english._CLOSERS_RE.sub("", english._FILLERS_RE.sub("", line.strip()))
         assert english._bare(line) == expected, line
