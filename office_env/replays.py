@@ -20,7 +20,8 @@ dataset's, a seed's) gets a fresh copy per replay, as before: its files are neve
 A build's tasks share a world (twenty to a testbed), so with ``keep_in`` the copy outlives its
 task: ``close`` keeps it (the latest ``MAX_KEPT_COPIES`` of a process, in ``keep_in``), and the
 next ``Replays`` of the same testbed in the same process takes it and puts it back like any other
-replay's, once the testbed is seen to be still the one copied (the same folder, files and inodes).
+replay's, once the testbed is seen to be still the one copied (the same folder, files and inodes;
+the walk that sees it may be the trace gate's of the same folder, handed over as ``scanned``).
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from office_env.evaluation import EvaluationReport, evaluate_criteria
+from office_env.limits import MAX_FILE_BYTES, MAX_TREE_BYTES
 from office_env.tools import ToolResult, default_registry
-from office_env.untrusted import copy_tree, scan_tree
+from office_env.untrusted import Tree, copy_tree, scan_tree
 from office_env.workspace import Workspace
 
 COPY_NAME = "replay"
@@ -117,20 +119,45 @@ def _keep(key: tuple, copy: _Copy) -> None:
         shutil.rmtree(old.root, ignore_errors=True)
 
 
-def _still_copied(copy: _Copy) -> bool:
+def _still_copied(copy: _Copy, scanned: Tree | None = None) -> bool:
     """Whether the testbed holds exactly the folders and files (by inode) ``copy`` was made of, as
-    the project's walk finds them (never following a link; any link or special file refuses it)."""
-    tree = scan_tree(copy.testbed, check_links=False)
+    the project's walk finds them (never following a link; any link or special file refuses it).
+    ``scanned``: a walk the caller already made, used when it is the one this look would make."""
+    tree = scanned if scanned is not None and _same_walk(scanned, copy.testbed) else scan_tree(
+        copy.testbed, check_links=False)
     return (tree.ok and {f.rel: (f.dev, f.ino) for f in tree.files} == copy.files
             and {"/".join(parts) for parts in tree.folders} == set(copy.folders))
+
+
+def _same_walk(tree: Tree, testbed: Path) -> bool:
+    """Whether ``tree``, a walk of ``check_links=False`` without size limits (the trace gate's),
+    finds what ``scan_tree(testbed, check_links=False)`` would: it walked this very folder (the same
+    device and inode) and no file, nor all of them together, passes the limits that walk applies
+    (within them, the two walks accept and refuse the same entries)."""
+    try:
+        st = os.lstat(testbed)
+    except OSError:
+        return False
+    if tree.root_id != (st.st_dev, st.st_ino):
+        return False
+    total = 0
+    for entry in tree.files:
+        if entry.size > MAX_FILE_BYTES:
+            return False
+        total += entry.size
+    return total <= MAX_TREE_BYTES
 
 
 class Replays:
     """Where the plans of one task's gates run (see the module's docstring)."""
 
     def __init__(self, testbed: Path, now: datetime, work: Path, trusted: bool = False, *, reuse: bool = True,
-                 keep_in: Path | None = None) -> None:
+                 keep_in: Path | None = None, scanned: Tree | None = None) -> None:
+        """``scanned``: the testbed as ``scan_tree(testbed, check_links=False, max_file_bytes=None,
+        max_total_bytes=None)`` found it just before (the trace gate's walk), so a kept copy is
+        checked against it instead of walking the testbed again (``_same_walk`` says when it may)."""
         self.testbed, self.now, self.work, self.trusted = Path(testbed), now, Path(work), trusted
+        self.scanned = scanned
         self.reuse = reuse and trusted
         self.keep_in = Path(keep_in) if keep_in is not None and self.reuse else None
         self._copy: _Copy | None = None
@@ -145,7 +172,7 @@ class Replays:
         if self._copy is None and self.keep_in is not None:
             self._key = _kept_key(self.testbed, self.keep_in)
             kept = _take(self._key) if self._key is not None else None
-            if kept is not None and _still_copied(kept):
+            if kept is not None and _still_copied(kept, self.scanned):
                 self._copy = kept
             elif kept is not None:
                 shutil.rmtree(kept.root, ignore_errors=True)

@@ -191,6 +191,7 @@ class Tree:
     folders: list[tuple[str, ...]] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     skipped_count: int = 0  # every refused entry, also those past MAX_SKIPPED_KEPT
+    root_id: tuple[int, int] | None = None  # the root folder walked (device, inode); None when refused
 
     @property
     def total_bytes(self) -> int:
@@ -260,6 +261,7 @@ def scan_tree(root: str | os.PathLike[str], *, check_links: bool = True, max_ent
     st = _root_folder(root, tree)
     if st is None:
         return tree
+    tree.root_id = (st.st_dev, st.st_ino)  # the walk lists this very folder or refuses the root (CHANGED)
     walk = _Walk(tree, max_entries, max_depth, max_file_bytes, max_total_bytes)
     # each folder is opened with O_NOFOLLOW and must be the very folder its parent listed (same
     # device and inode), so a folder swapped for a link during the walk is refused, not listed

@@ -46,6 +46,7 @@ from typing import Any, Literal, cast
 
 from backends.task_record import TaskRecord
 from office_env.replays import Replays
+from office_env.untrusted import Tree
 from verifier.gate_result import GateResult
 
 NEEDS = frozenset({"dialogue", "testbed", "replays", "oracle", "reference", "agent", "llm"})
@@ -70,6 +71,7 @@ class GateRun:
     replays: Replays | None = None  # from the replay stage on: the one copy the plans share
     observations: list[str] = field(default_factory=list)  # what the oracle's calls returned
     trace: dict[str, str] = field(default_factory=dict)  # criteria_traced's sources (argument path -> source)
+    testbed_scan: Tree | None = None  # criteria_traced's walk of the testbed, the replays' first look at it
 
 
 def replay_inputs(run: GateRun) -> tuple[Path, datetime, Path, Replays]:

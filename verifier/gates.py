@@ -69,7 +69,7 @@ from office_env.evaluation.contradictions import contradictions
 from office_env.evaluation.reference_state import EXACT, apply_reference
 from office_env.limits import MAX_SCHEMA_ERRORS
 from office_env.replays import Replays
-from office_env.untrusted import scan_tree
+from office_env.untrusted import Tree, scan_tree
 from verifier.answer_forms import answer_form_plans
 from verifier.dialogue_rules import mark_problems, marked_turns
 from verifier.gate_registry import (
@@ -288,11 +288,15 @@ def paste_gate(record: TaskRecord, trace: Mapping[str, str], testbed: Path, refe
     return GateResult(True, "a paste of the sources fails the criteria")
 
 
-def trace_gate(record: TaskRecord, testbed: Path | None) -> GateResult:
+def trace_gate(record: TaskRecord, testbed: Path | None, *, scanned: Tree | None = None) -> GateResult:
     """``verifier.trace`` over the record and its initial testbed; the result keeps the sources
     (``keep["trace"]``), which the writer stores in the record's provenance, so a reader sees where
-    each checked value comes from."""
-    trace = trace_task(record, _office(testbed) if testbed is not None else OfficeText.of({}))
+    each checked value comes from. ``scanned``: the testbed's ``testbed_scan``, when made already."""
+    if testbed is None:
+        office = OfficeText.of({})
+    else:
+        office = _office(testbed, scanned if scanned is not None else testbed_scan(testbed))
+    trace = trace_task(record, office)
     keep = {"trace": dict(trace.sources)}
     if trace.problems:
         more = f" (+{len(trace.problems) - 4} more)" if len(trace.problems) > 4 else ""
@@ -301,12 +305,17 @@ def trace_gate(record: TaskRecord, testbed: Path | None) -> GateResult:
                       keep=keep)
 
 
-def _office(testbed: Path) -> OfficeText:
-    """The testbed as text, cached while its files are unchanged (the tasks of one world share it)."""
-    root = Path(testbed)
-    files = scan_tree(root, check_links=False, max_file_bytes=None, max_total_bytes=None).files
-    signature = tuple((f.rel, f.size, f.ino, f.mtime_ns) for f in files)
-    return _office_cached(str(root.resolve()), signature)
+def testbed_scan(testbed: Path) -> Tree:
+    """The walk of the testbed the trace's office text is keyed on (any size: nothing is read but
+    what ``office_text`` reads); the replays take it for their first look at a kept copy."""
+    return scan_tree(testbed, check_links=False, max_file_bytes=None, max_total_bytes=None)
+
+
+def _office(testbed: Path, scanned: Tree) -> OfficeText:
+    """The testbed as text, cached while its files (as ``scanned`` found them) are unchanged (the
+    tasks of one world share it)."""
+    signature = tuple((f.rel, f.size, f.ino, f.mtime_ns) for f in scanned.files)
+    return _office_cached(str(Path(testbed).resolve()), signature)
 
 
 @lru_cache(maxsize=8)
@@ -409,7 +418,9 @@ def _specifics(task: TaskRecord, run: GateRun) -> GateResult:
 @gate("criteria_traced", needs=("dialogue", "testbed"), order=RECORD_STAGE + 2, report=8, splits=("neo",))
 def _criteria_traced(task: TaskRecord, run: GateRun) -> GateResult:
     """The trace's sources are kept in ``run`` for ``findings_not_pastes`` and in the result for the writer."""
-    result = trace_gate(task, run.testbed)
+    if run.testbed is not None:
+        run.testbed_scan = testbed_scan(run.testbed)
+    result = trace_gate(task, run.testbed, scanned=run.testbed_scan)
     run.trace = result.keep["trace"]
     return result
 
@@ -549,7 +560,7 @@ def run_gates(record: TaskRecord | Mapping[str, Any], testbed: Path, reference: 
     own_scratch = scratch is None
     run.work = Path(tempfile.mkdtemp(prefix="gates-")) if own_scratch else cast(Path, scratch)  # given
     try:
-        run.replays = Replays(testbed, run.now, run.work, trusted, keep_in=copies)
+        run.replays = Replays(testbed, run.now, run.work, trusted, keep_in=copies, scanned=run.testbed_scan)
         for g in chosen:
             if g.stage == "replay":
                 results[g.name] = g.check(task, run)

@@ -309,3 +309,65 @@ def test_a_copy_whose_root_became_a_link_is_never_followed(testbed, tmp_path, ou
     with pytest.raises((OSError, PathError)):
         replays.workspace("second")
     assert sorted(os.listdir(outside)) == ["keep.txt"] and (outside / "keep.txt").read_text() == "mine"
+
+
+def _unlimited_scan(root):
+    from office_env.untrusted import scan_tree
+
+    return scan_tree(root, check_links=False, max_file_bytes=None, max_total_bytes=None)
+
+
+def _kept_copy(testbed, tmp_path):
+    from office_env import replays as module
+
+    module._KEPT.clear()
+    replays = Replays(testbed, SAMPLE_NOW, tmp_path / "work", trusted=True, keep_in=tmp_path / "kept")
+    replays.workspace("oracle")
+    copy = replays._copy
+    replays.close()
+    return copy
+
+
+def test_a_walk_made_before_serves_the_look_at_a_kept_copy_only_as_the_look_itself_would_answer(testbed, tmp_path):
+    """The trace gate's walk (no size limits) stands for the replays' own walk of the testbed only
+    when it is of the same folder and within the walk's limits: in every case below the answer is
+    the one the replays' own walk gives."""
+    from office_env.replays import _same_walk, _still_copied
+
+    copy = _kept_copy(testbed, tmp_path)
+    assert _same_walk(_unlimited_scan(testbed), copy.testbed)
+    assert _still_copied(copy, _unlimited_scan(testbed)) is _still_copied(copy) is True
+    # a twin folder linking the same files: its walk lists the same inodes, but it is another folder
+    twin = tmp_path / "twin"
+    shutil.copytree(testbed, twin, copy_function=os.link)
+    twin_scan = _unlimited_scan(twin)
+    (testbed / "data" / "readme.txt.new").write_text("changed")
+    os.replace(testbed / "data" / "readme.txt.new", testbed / "data" / "readme.txt")
+    assert not _same_walk(twin_scan, copy.testbed)
+    assert _still_copied(copy, twin_scan) is _still_copied(copy) is False
+    # the testbed's own walk made after the change sees it
+    assert _still_copied(copy, _unlimited_scan(testbed)) is _still_copied(copy) is False
+
+
+def test_a_walk_without_size_limits_never_accepts_what_the_replays_own_walk_refuses(testbed, tmp_path):
+    """A file past ``MAX_FILE_BYTES`` (or files together past ``MAX_TREE_BYTES``) is refused by the
+    replays' walk; the trace gate's walk accepts it, so it is not used then."""
+    from office_env.limits import MAX_FILE_BYTES, MAX_TREE_BYTES
+    from office_env.replays import _Copy, _same_walk, _still_copied
+
+    def copy_as_listed(scan):  # a kept copy made of exactly what ``scan`` lists
+        return _Copy(testbed.resolve(), tmp_path / "unused", {f.rel: (f.dev, f.ino) for f in scan.files},
+                     ["/".join(parts) for parts in scan.folders])
+
+    with open(testbed / "data" / "big.bin", "wb") as handle:  # sparse: no disk used
+        handle.truncate(MAX_FILE_BYTES + 1)
+    scan = _unlimited_scan(testbed)
+    assert scan.ok and not _same_walk(scan, testbed.resolve())
+    assert _still_copied(copy_as_listed(scan), scan) is _still_copied(copy_as_listed(scan)) is False
+    os.unlink(testbed / "data" / "big.bin")
+    for i in range(MAX_TREE_BYTES // MAX_FILE_BYTES + 1):
+        with open(testbed / "data" / f"part-{i}.bin", "wb") as handle:
+            handle.truncate(MAX_FILE_BYTES)
+    scan = _unlimited_scan(testbed)
+    assert scan.ok and not _same_walk(scan, testbed.resolve())
+    assert _still_copied(copy_as_listed(scan), scan) is _still_copied(copy_as_listed(scan)) is False

@@ -550,3 +550,36 @@ def test_run_gates_runs_the_registry_in_its_order_and_reports_in_the_record_s(ta
     assert ran == [g.name for g in gate_registry.registered() if g.name in results]
     assert ran[:4] == ["schema", "memory_evidence", "criteria_traced", "fails_untouched"]
     assert ran.index("oracle_passes") < ran.index("findings_not_pastes") and ran[-1] == "judges"
+
+
+def test_the_trace_gates_walk_serves_the_replays_look_at_a_kept_copy(tasks, tmp_path, monkeypatch):
+    """A record's replays check a copy kept from the world's previous record against the trace
+    gate's walk of the world, walking it no second time; a world changed since (a file replaced by
+    the same bytes) gets a fresh copy all the same, and the verdicts never change."""
+    import os
+    import shutil
+
+    from office_env import replays as replays_module
+
+    t = tasks[0]
+    world, kept = tmp_path / "world", tmp_path / "kept"
+    shutil.copytree(t.testbed, world)
+    replays_module._KEPT.clear()
+    walks: list[object] = []
+    scan = replays_module.scan_tree
+    monkeypatch.setattr(replays_module, "scan_tree", lambda root, **kw: walks.append(root) or scan(root, **kw))
+
+    def verdicts(name):
+        results = run_gates(copy.deepcopy(t.record), world, t.reference, scratch=tmp_path / name, trusted=True,
+                            copies=kept)
+        assert "criteria_traced" in results
+        return {gate: (r.passed, r.skipped, r.detail) for gate, r in results.items()}, sorted(kept.iterdir())
+
+    first, (root,) = verdicts("s1")
+    second, roots = verdicts("s2")
+    assert second == first and roots == [root] and walks == []  # the kept copy, taken on the trace gate's walk
+    target = next(p for p in sorted(world.rglob("*")) if p.is_file())
+    shutil.copyfile(target, target.with_name(target.name + ".new"))
+    os.replace(target.with_name(target.name + ".new"), target)
+    third, roots = verdicts("s3")
+    assert third == first and root not in roots  # the changed world's copy is made again
