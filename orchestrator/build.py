@@ -252,6 +252,20 @@ REPEAT = "repeat"  # an attempt that ended at its draft: it repeats a task the b
 # carries it whatever ends it, so the parent can tell a repeat it was not told of
 _DRAFTED: dict[str, tuple[list[str], list[str], str, int]] = {}
 _ON_RAY: str | None = None  # while a carried attempt runs (a Ray node): the actor holding the kept identities
+# per running attempt, what its draft's identity was made of (``_identity_parts``): a kept record whose
+# final draft has the same parts has the same identity, so it is not made again
+_DRAFT_PARTS: dict[str, str] = {}
+
+
+def _identity_parts(job: Job, draft: TaskDraft) -> str:
+    """Everything ``draft_identity`` reads of a job and its draft (the world and user, the family,
+    description, evaluation, memory values and computations), as one exact text: ``repr``, not
+    ``==``, since 1, 1.0 and True are equal yet make different keys. The dialogue round gives back
+    a draft whose memory pieces say their values anew (``said_as``, ``derived``), which no key
+    reads (a recorded memory's value is a strict text, validated alone); a draft whose parts read
+    otherwise has its identity made again."""
+    return repr((job.world.seed, job.world.user.user, draft.family, draft.description, draft.evaluation,
+                 [m.value for m in draft.memory], draft.computed))
 
 
 def _repeat(job: Job, draft: TaskDraft) -> dict[str, Any] | None:
@@ -264,6 +278,7 @@ def _repeat(job: Job, draft: TaskDraft) -> dict[str, Any] | None:
     except ValidationError:
         return None
     _DRAFTED[job.task_id] = (keys, words, draft.family, len(draft.apps))
+    _DRAFT_PARTS[job.task_id] = _identity_parts(job, draft)
     if _ON_RAY is not None:  # a Ray node: the file may not be seen here, its copy is asked
         earlier = repeat_on_ray(_ON_RAY, job.index, keys, words)
     else:
@@ -383,6 +398,7 @@ def run_attempt(out: str, config: BuildConfig, index: int, work: str) -> dict[st
     finally:
         _JOB_USAGE.pop(job.task_id, None)
         drafted = _DRAFTED.pop(job.task_id, None)
+        _DRAFT_PARTS.pop(job.task_id, None)
     return with_draft(summary, drafted)
 
 
@@ -407,10 +423,21 @@ def _attempt(job: Job, config: BuildConfig, before: dict[str, Any]) -> dict[str,
     summary.update(_spent(config, before))  # what each attempt cost, kept or not (the card sums those not kept)
     if outcome["status"] == "accepted":
         record: TaskRecord = outcome["record"]
+        keys, words = _record_identity(job, state.get("draft"), record)
         summary.update(staged=outcome["staged"], family=record.family, app_count=record.app_count,
-                       keys=duplicate_keys(record), words=near_words(record))
+                       keys=keys, words=words)
         summary[FIGURES] = kept_figures(record, outcome.get("plain"))
     return summary
+
+
+def _record_identity(job: Job, draft: TaskDraft | None, record: TaskRecord) -> tuple[list[str], list[str]]:
+    """``record``'s duplicate keys and near words: its draft's (``_repeat`` made them) when the draft
+    it was built from has the parts that identity was made of, else made from the record."""
+    drafted = _DRAFTED.get(job.task_id)
+    parts = _DRAFT_PARTS.get(job.task_id)
+    if drafted is not None and parts is not None and draft is not None and _identity_parts(job, draft) == parts:
+        return list(drafted[0]), list(drafted[1])
+    return duplicate_keys(record), near_words(record)
 
 
 CANDIDATES = ("accepted", REPEAT)  # the outcomes whose identities the duplicate check takes
