@@ -8,20 +8,20 @@ names the problem while the unrelated gates keep passing.
 from __future__ import annotations
 
 import copy
+import re
 import shutil
 from datetime import date, datetime, timedelta
-import re
 from typing import Any
 
 import pytest
 
+from backends.dataset_reader import LoadedTask, iter_tasks
 from office_env import Snapshot, Workspace, default_registry, evaluate_criteria
 from office_env.replays import COPY_NAME, Replays
 from orchestrator.build import build
-from backends.dataset_reader import LoadedTask, iter_tasks
 from orchestrator.roles import BuildConfig
-from verifier.dialogue_rules import find_mark_problems, mark_problems, marked_turns
 from tests.support.gates import NEO_GATES as GATES
+from verifier.dialogue_rules import find_mark_problems, mark_problems, marked_turns
 from verifier.gates import kept_findings, run_gates, task_now
 
 pytestmark = pytest.mark.slow
