@@ -138,14 +138,8 @@ def _same_walk(tree: Tree, testbed: Path) -> bool:
         st = os.lstat(testbed)
     except OSError:
         return False
-    if tree.root_id != (st.st_dev, st.st_ino):
-        return False
-    total = 0
-    for entry in tree.files:
-        if entry.size > MAX_FILE_BYTES:
-            return False
-        total += entry.size
-    return total <= MAX_TREE_BYTES
+    return (tree.root_id == (st.st_dev, st.st_ino) and all(f.size <= MAX_FILE_BYTES for f in tree.files)
+            and tree.total_bytes <= MAX_TREE_BYTES)
 
 
 class Replays:
