@@ -72,6 +72,12 @@ from office_env.seeding import rng as seeded
 _WEEKDAY_WORDS = tuple(re.compile(rf"\b{name}\b") for name in WEEKDAYS)  # a weekday as a word of its own
 
 
+def _pool_named(part: tuple, aliases: dict[str, str]) -> str:
+    """The pool a reference part of an entry names under the exchange's ``aliases`` (its own name
+    when it names none): what the follow-up checks look up; ``_expand`` also refuses a missing alias."""
+    return aliases.get(part[1], "") + part[2] if part[1] else part[3]
+
+
 class SmallTalk:
     """Composes the small talk of one history (one object per history)."""
 
@@ -493,7 +499,7 @@ class SmallTalk:
             return False
         for entry in POOLS[f"{topic}.{beat}.ans"].entries:
             for p in entry.parts:
-                if p[0] == 2 and ((aliases.get(p[1], "") + p[2]) if p[1] else p[3]) in told:
+                if p[0] == 2 and _pool_named(p, aliases) in told:
                     break
             else:  # no pool of the entry was told
                 return False
@@ -509,7 +515,7 @@ class SmallTalk:
                 if part[0] != 2 or not part[5]:
                     continue
                 captured = True
-                name = aliases.get(part[1], "") + part[2] if part[1] else part[3]
+                name = _pool_named(part, aliases)
                 if name not in POOLS:
                     continue
                 kept = self._facts.get(name) if name in self._kinds else None
