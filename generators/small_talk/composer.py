@@ -42,22 +42,23 @@ from generators.small_talk.calendar_facts import (
 from generators.small_talk.tables import (
     A_SPACE,
     ADDRESS_POOL,
+    ANSWER_REFS,
     ANSWERS,
+    BEAT_POOLS,
     BEFORE_A,
     FAMILIES,
-    FITS,
     GROUP_RELEVANT,
     KEPT,
     POOLS,
-    RELEVANT,
     SPACE_PUNCT,
     TOPIC_BEATS,
+    TOPIC_POOLS,
     TOPIC_RELEVANT,
     VOWELS,
-    WORDS,
     Day,
     Lazy,
     NoFit,
+    drawable,
     eligible,
     entry_slots,
     fitting_answers,
@@ -497,9 +498,9 @@ class SmallTalk:
         told = self._told
         if not told:
             return False
-        for entry in POOLS[f"{topic}.{beat}.ans"].entries:
-            for p in entry.parts:
-                if p[0] == 2 and _pool_named(p, aliases) in told:
+        for refs in ANSWER_REFS[BEAT_POOLS[topic, beat][2]]:  # each answer entry's pool references
+            for p in refs:
+                if _pool_named(p, aliases) in told:
                     break
             else:  # no pool of the entry was told
                 return False
@@ -544,14 +545,10 @@ class SmallTalk:
         paired with their answer). The entry drawn is left in ``self._picked``."""
         rng = self._rng
         rand = rng.random
-        entries = eligible(pool, flags)
-        if fit:  # only the entries that can have so many words
-            fit_key = (pool, flags & RELEVANT[pool], minimum, most)
-            every = entries
-            entries = _bounded(FITS, fit_key, lambda: tuple(e for e in every if WORDS[id(e)][0] <= most
-                                                          and WORDS[id(e)][1] >= minimum))
-        if kinds is not None:
-            entries = tuple(e for e in entries if not e.expects or e.expects & kinds)
+        if fit or kinds is not None:
+            entries = drawable(pool, flags, (minimum, most) if fit else None, kinds)
+        else:
+            entries = eligible(pool, flags)
         if not entries:
             return None
         said = self._said
@@ -642,8 +639,7 @@ class SmallTalk:
     def _usable_beats(topic: str, flags: int) -> list[str]:
         return list(_bounded(BEATS_NOW, (topic, flags & TOPIC_RELEVANT[topic]), lambda: tuple(
             beat for beat in TOPIC_BEATS[topic]
-            if eligible(f"{topic}.{beat}.ask", flags) and eligible(f"{topic}.{beat}.ans", flags)
-            and eligible(f"{topic}.{beat}.end", flags))))
+            if all(eligible(pool, flags) for pool in BEAT_POOLS[topic, beat][1:]))))
 
     def _compose(self, topic: str, pairs: int, ctx: dict[str, str], flags: int,
                  aliases: dict[str, str]) -> list[tuple[str, str]] | None:
@@ -664,12 +660,13 @@ class SmallTalk:
     def _compose_lines(self, topic: str, pairs: int, ctx: dict[str, str], flags: int,
                        aliases: dict[str, str]) -> list[tuple[str, str]] | None:
         pending: set[str] = set()
-        first = self._line(f"{topic}.open", ctx, flags, aliases, pending)
+        opening, reply_pool = TOPIC_POOLS[topic]
+        first = self._line(opening, ctx, flags, aliases, pending)
         if first is None:
             return None
         out = [("user", first)]
         if pairs == 1:
-            reply = self._line(f"{topic}.reply", ctx, flags, aliases, pending)
+            reply = self._line(reply_pool, ctx, flags, aliases, pending)
             if reply is None:
                 return None
             out.append(("assistant", reply))
@@ -678,7 +675,7 @@ class SmallTalk:
         usable = [b for b in self._usable_beats(topic, flags) if not self._told_beat(topic, b, aliases)]
         # a follow-up asked today already is not asked again ("Recharged?" twice after the weekend,
         # answered two ways): not even when the small talk runs dry (the caller fills in otherwise)
-        usable = [b for b in usable if f"{topic}.{b}." not in self._beats_today]
+        usable = [b for b in usable if BEAT_POOLS[topic, b][0] not in self._beats_today]
         if len(usable) < pairs - 1:
             return None
         if pairs == 2:
@@ -688,19 +685,19 @@ class SmallTalk:
             beats = [b for b in usable if b in chosen]  # bank order: the order of a natural conversation
         # The assistant reacts to what the user just said (the reply to the opening line, or the
         # last word of the previous beat) and then asks the next follow-up, in one turn.
-        react = f"{topic}.reply"
+        react = reply_pool
         for beat in beats[:pairs - 1]:
-            pre = f"{topic}.{beat}."
+            pre, ask_pool, ans_pool, end_pool = BEAT_POOLS[topic, beat]
             # The user's opening line always gets a reaction, later answers now and then: a short
             # question after a reaction, a longer one on its own (either, if the pool has no other).
-            joined = react.endswith(".reply") or self._rng.random() < SMALL_TALK.react
+            joined = react == reply_pool or self._rng.random() < SMALL_TALK.react
             # only a question some answer of the beat can answer now (by the kinds they are tagged with)
             kinds = self._answer_kinds(pre, flags, aliases)
-            ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1, most=MIN_WORDS - 1, fit=True,
+            ask = self._line(ask_pool, ctx, flags, aliases, pending, minimum=1, most=MIN_WORDS - 1, fit=True,
                              kinds=kinds) \
-                if joined else self._line(pre + "ask", ctx, flags, aliases, pending, fit=True, kinds=kinds)
+                if joined else self._line(ask_pool, ctx, flags, aliases, pending, fit=True, kinds=kinds)
             if ask is None:
-                ask = self._line(pre + "ask", ctx, flags, aliases, pending, minimum=1, kinds=kinds)
+                ask = self._line(ask_pool, ctx, flags, aliases, pending, minimum=1, kinds=kinds)
             if ask is None or not self._may_ask(ask, pre):
                 return None
             want = self._picked.expects if self._picked is not None else frozenset()
@@ -718,13 +715,13 @@ class SmallTalk:
                     return None
             self._want = want
             try:
-                ans = self._line(pre + "ans", ctx, flags, aliases, pending)
+                ans = self._line(ans_pool, ctx, flags, aliases, pending)
             finally:
                 self._want = frozenset()
             if ans is None:
                 return None
             out += [("assistant", ask), ("user", ans)]
-            react = pre + "end"
+            react = end_pool
         end = self._line(react, ctx, flags, aliases, pending)
         if end is None:
             return None

@@ -21,6 +21,7 @@ from generators.small_talk.bank import (
     Pool,
     answer_pools,
     beats_of,
+    bounded,
     families_of,
     load,
 )
@@ -120,7 +121,20 @@ def _word_bounds(parts: tuple) -> tuple[int, float]:
 _GROUPS: dict[str, tuple[tuple[int, int, tuple[Entry, ...]], ...]] = {n: _group(p) for n, p in POOLS.items()}
 # id(entry) -> the word bounds of its text (first field), for drawing only entries that can fit
 WORDS: dict[int, tuple[int, float]] = {id(e): _word_bounds(e.parts) for p in POOLS.values() for e in p.entries}
-FITS: dict[tuple[str, int, int, int], tuple[Entry, ...]] = {}  # the entries of a pool with so many words
+# the entries of a pool that can have so many words, or expect a kind of answer (see drawable)
+FITS: dict[tuple[str, int, tuple[int, int] | None, frozenset[str] | None], tuple[Entry, ...]] = {}
+
+
+# Each topic's opening and reply pools, each beat's prefix ("topic.beat.") and ask, ans and end
+# pools, and the pool references of each beat's answer entries (for the follow-up checks): named
+# once, not for every exchange.
+TOPIC_POOLS: dict[str, tuple[str, str]] = {t: (f"{t}.open", f"{t}.reply") for t in TOPIC_BEATS}
+BEAT_POOLS: dict[tuple[str, str], tuple[str, str, str, str]] = {
+    (t, b): (f"{t}.{b}.", f"{t}.{b}.ask", f"{t}.{b}.ans", f"{t}.{b}.end") for t, beats in TOPIC_BEATS.items()
+    for b in beats}
+ANSWER_REFS: dict[str, tuple[tuple[tuple, ...], ...]] = {
+    ans: tuple(tuple(p for p in e.parts if p[0] == 2) for e in POOLS[ans].entries)
+    for _, _, ans, _ in BEAT_POOLS.values()}
 
 
 # The flag bits each pool's conditions look at: caches are keyed on these bits only.
@@ -161,6 +175,16 @@ def eligible(name: str, flags: int) -> tuple[Entry, ...]:
         found = passing[0] if len(passing) == 1 else tuple(e for entries in passing for e in entries)
         cache[flags & mask] = found
     return found
+
+
+def drawable(name: str, flags: int, words: tuple[int, int] | None, kinds: frozenset[str] | None) -> tuple[Entry, ...]:
+    """The entries of pool ``name`` eligible under ``flags`` that can have ``words`` (fewest, most)
+    words (None: any number) and, for ``kinds`` (None: any), expect one of them or nothing (a
+    question paired with its answer); filtered once for the bits the pool looks at."""
+    every = eligible(name, flags)
+    return bounded(FITS, (name, flags & RELEVANT[name], words, kinds), lambda: tuple(
+        e for e in every if (words is None or WORDS[id(e)][0] <= words[1] and WORDS[id(e)][1] >= words[0])
+        and (kinds is None or not e.expects or e.expects & kinds)))
 
 
 _TIME_FLAG_CACHE: dict[int, int] = {}  # minute of the day -> time-of-day flags
