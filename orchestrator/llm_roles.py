@@ -27,6 +27,7 @@ from verifier.trace import office_values
 
 class LLMRoles:
     name = "llm"
+    surfers_at_once = True
 
     def __init__(self, client: Any) -> None:
         self.client = client

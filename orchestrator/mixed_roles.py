@@ -27,6 +27,10 @@ class MixedRoles:
     def _by(self, role: str) -> Any:
         return self.offline if role in self.offline_roles else self.llm
 
+    @property
+    def surfers_at_once(self) -> bool:
+        return bool(self._by("surfer").surfers_at_once)
+
     def plan(self, job: Job) -> Plan:
         return self._by("planner").plan(job)
 

@@ -1,8 +1,9 @@
 """The Neo build graph (LangGraph).
 
-plan -> explore (one surfer per planned app, fanned out with ``Send``, notes merged by a
-reducer) -> generate_task -> generate_dialogue -> verify (back to generate_dialogue with the
-feedback, at most ``max_rounds`` rounds, counted in state) -> gates -> write.
+plan -> explore (one surfer per planned app: fanned out with ``Send`` when the roles' surfers
+wait on an endpoint, one after another when they only compute; notes merged by a reducer) ->
+generate_task -> generate_dialogue -> verify (back to generate_dialogue with the feedback, at most
+``max_rounds`` rounds, counted in state) -> gates -> write.
 A drafted task's plans gain the finding an agent must do (``generators.discovery``) and its checks
 refuse hedges, the misread value written beside the right one (``generators.hedges``), whichever
 backend wrote it.
@@ -65,6 +66,10 @@ def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
     def explore(payload: ExploreInput) -> dict[str, Any]:
         return {"notes": {payload["app"]: roles.explore(payload["app"], payload["job"])}}
 
+    def explore_in_turn(state: NeoState) -> dict[str, Any]:
+        job = state["job"]
+        return {"notes": {app: roles.explore(app, job) for app in state["plan"].apps}}
+
     def generate_task(state: NeoState) -> dict[str, Any]:
         draft = roles.generate_task(state["job"], state["plan"], state.get("notes", {}))
         if draft is None:
@@ -99,11 +104,15 @@ def build_neo_graph(roles: Roles, gate: Callable[[NeoState], dict[str, Any]],
 
     graph = StateGraph(NeoState)
     graph.add_node("plan", plan)
-    graph.add_node("explore", explore)  # a Send target: its input is the payload, not the state
+    if roles.surfers_at_once:
+        graph.add_node("explore", explore)  # a Send target: its input is the payload, not the state
+        graph.add_conditional_edges("plan", fan_out, ["explore"])
+    else:  # threads would only add their cost to surfers that compute
+        graph.add_node("explore", explore_in_turn)
+        graph.add_edge("plan", "explore")
     graph.add_node("generate_task", generate_task)
     graph.add_node("generate_dialogue", generate_dialogue)
     graph.add_edge(START, "plan")
-    graph.add_conditional_edges("plan", fan_out, ["explore"])
     graph.add_edge("explore", "generate_task")
     graph.add_conditional_edges("generate_task", after_task, ["generate_dialogue", END])
     graph.add_edge("generate_dialogue", "verify")

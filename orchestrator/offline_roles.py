@@ -66,6 +66,7 @@ def _families_to_try(job: Job, plan: Plan) -> Iterator[str]:
 
 class OfflineRoles:
     name = "offline"
+    surfers_at_once = False
 
     def plan(self, job: Job) -> Plan:
         return plan_offline(job)

@@ -100,6 +100,9 @@ class Plan:
 
 class Roles(Protocol):
     name: str
+    # whether the planned apps' surfers run at once (a model's surfers wait on its endpoint, so
+    # their waits overlap) or one after another (procedural surfers only compute: threads add cost)
+    surfers_at_once: bool
 
     def plan(self, job: Job) -> Plan: ...
 

@@ -6,6 +6,7 @@ generator's answer) to drive each path, and records what the graph passed to eac
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -26,10 +27,12 @@ class ScriptedVerdicts(OfflineRoles):
         self.reject, self.no_task = reject, no_task
         self.feedback_seen: list[str] = []
         self.explored: list[str] = []
+        self.threads: set[int] = set()
         self.verified = 0
 
     def explore(self, app, job):
         self.explored.append(app)
+        self.threads.add(threading.get_ident())
         return super().explore(app, job)
 
     def generate_task(self, job, plan, notes):
@@ -83,6 +86,25 @@ def test_surfers_fan_out_once_per_planned_app(world_testbed, tmp_path):
     assert sorted(roles.explored) == sorted(state["plan"].apps)
     assert set(state["notes"]) >= set(state["plan"].apps)
     assert state["outcome"]["status"] == "accepted"
+
+
+class ScriptedAtOnce(ScriptedVerdicts):
+    surfers_at_once = True  # as a model's surfers: fanned out with Send
+
+
+def test_surfers_in_turn_and_at_once_give_the_same_notes(world_testbed, tmp_path):
+    """Procedural surfers run one after another on the graph's own thread, in the plan's order; a
+    model's are fanned out (other threads); the notes the task generator gets are the same."""
+    in_turn, at_once = ScriptedVerdicts(reject=0), ScriptedAtOnce(reject=0)
+    (tmp_path / "in_turn").mkdir(), (tmp_path / "at_once").mkdir()
+    state, _ = _run(in_turn, world_testbed, tmp_path / "in_turn", index=1)
+    fanned, _ = _run(at_once, world_testbed, tmp_path / "at_once", index=1)
+    assert len(state["plan"].apps) > 1, "a plan of several apps shows the difference"
+    assert in_turn.explored == list(state["plan"].apps) and in_turn.threads == {threading.get_ident()}
+    assert sorted(at_once.explored) == sorted(state["plan"].apps)
+    assert threading.get_ident() not in at_once.threads
+    assert list(fanned["notes"]) == list(state["notes"]) and fanned["notes"] == state["notes"]
+    assert fanned["outcome"] == state["outcome"]
 
 
 def test_rejected_round_sends_feedback_to_the_next_generator_round(world_testbed, tmp_path):
@@ -227,3 +249,13 @@ def test_a_family_that_makes_no_task_passes_to_the_fallbacks_in_their_order(worl
             draft = roles.generate_task(job, plan, notes)
         assert tried == order[:failing + 1]
         assert draft is not None and draft.family == order[failing]
+
+
+def test_mixed_roles_run_their_surfers_as_the_backend_that_answers_for_them():
+    from types import SimpleNamespace
+
+    from orchestrator.mixed_roles import MixedRoles
+
+    model = SimpleNamespace(client=object(), surfers_at_once=True)
+    assert MixedRoles(model, OfflineRoles(), ("verifier",)).surfers_at_once is True
+    assert MixedRoles(model, OfflineRoles(), ("surfer", "verifier")).surfers_at_once is False
