@@ -64,6 +64,13 @@ class Kept(Generic[T]):
             self._results.popitem(last=False)
         return value
 
+    def find(self, key: Hashable) -> T | None:
+        """The result kept for ``key`` (then the most recently used), or None."""
+        if key in self._results:
+            self._results.move_to_end(key)
+            return self._results[key]
+        return None
+
     def __contains__(self, key: Hashable) -> bool:
         return key in self._results
 

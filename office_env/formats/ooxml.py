@@ -178,7 +178,11 @@ def check_directory(package: zipfile.ZipFile, label: str) -> None:
 
 def open_package(path: Path, label: str, kind: str) -> zipfile.ZipFile:
     """The checked package at ``path``; ``kind`` (``Word (.docx)``) names the format in errors."""
-    data = read_bytes(path, label)
+    return package_of(read_bytes(path, label), label, kind)
+
+
+def package_of(data: bytes, label: str, kind: str) -> zipfile.ZipFile:
+    """The checked package of a file's bytes (see :func:`open_package`)."""
     end = _end_record(data)
     if end is not None:
         entries, directory = end
@@ -212,7 +216,12 @@ def read_member(package: zipfile.ZipFile, name: str | zipfile.ZipInfo) -> bytes:
 def stored_copy(path: Path, label: str, kind: str) -> io.BytesIO:
     """The checked package re-packed without compression, for parsers that read members whole
     (python-docx, openpyxl): reading a stored member inflates nothing."""
-    with open_package(path, label, kind) as package:
+    return stored_copy_of(read_bytes(path, label), label, kind)
+
+
+def stored_copy_of(data: bytes, label: str, kind: str) -> io.BytesIO:
+    """:func:`stored_copy` of a file's bytes."""
+    with package_of(data, label, kind) as package:
         out = io.BytesIO()
         try:
             with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as copy:

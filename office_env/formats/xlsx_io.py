@@ -11,11 +11,13 @@ cells and ``MAX_TEXT_CHARS`` characters, each with a marker saying so.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import os
 import pickle
 import re
+import threading
 import zipfile
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ from typing import Any, Callable, Iterable, Iterator
 import openpyxl
 import openpyxl.reader.excel
 import openpyxl.writer.excel
+from openpyxl.cell.cell import Cell
 from openpyxl.comments.comment_sheet import CommentSheet
 from openpyxl.compat.strings import safe_string
 from openpyxl.packaging import manifest
@@ -40,8 +43,9 @@ from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.xml.functions import tostring
 
 from office_env.errors import CorruptFileError, OfficeError
+from office_env.formats.bounded import read_bytes
 from office_env.formats.built import Kept, key_part, remembered
-from office_env.formats.ooxml import reproducible_zip, stored_copy
+from office_env.formats.ooxml import DEFAULT_STAMP, reproducible_zip, stored_copy_of
 from office_env.formats.read_cache import cached_read, remember, remember_content
 from office_env.limits import MAX_BOOK_CELLS, MAX_RENDER_CELLS, MAX_SHEET_COLS, MAX_TEXT_CHARS
 
@@ -147,10 +151,19 @@ def snapshot(path: Path, label: str) -> "bytes | Edited":
 
 
 def _parsed_snapshot(path: Path, label: str) -> bytes:
-    """The pickled parse of the workbook at ``path``. One this project wrote may become the base of
-    :class:`Edited` versions, whose views read the base's cells: they are taken now, from the parse
-    in hand, rather than from unpickling the snapshot again later (:func:`_base_cells`)."""
-    workbook = _parse(path, label)
+    """The pickled parse of the workbook at ``path``: made without parsing for the bytes of a
+    workbook :func:`build` wrote lately (:func:`_built_snapshot`)."""
+    data = read_bytes(path, label)
+    built = _BUILT.find(hashlib.sha256(data).digest())
+    if built is not None:
+        return _built_snapshot(built)
+    return _snapshot_of(_parse(data, label))
+
+
+def _snapshot_of(workbook: Workbook) -> bytes:
+    """The pickled parse ``workbook``. One this project wrote may become the base of :class:`Edited`
+    versions, whose views read the base's cells: they are taken now, from the parse in hand, rather
+    than from unpickling the snapshot again later (:func:`_base_cells`)."""
     snap = pickle.dumps(workbook, pickle.HIGHEST_PROTOCOL)
     if (workbook.properties.creator == CREATOR and workbook.active is not None  # see read_backs
             and len(snap) <= MAX_SAVED_SNAPSHOT):  # see _read_book
@@ -261,8 +274,8 @@ def _count_cells(package: io.BytesIO) -> int:
     return total
 
 
-def _parse(path: Path, label: str) -> Workbook:
-    package = stored_copy(path, label, KIND)
+def _parse(data: bytes, label: str) -> Workbook:
+    package = stored_copy_of(data, label, KIND)
     try:
         count = _count_cells(package)
     except Exception as exc:  # zip failures: not a workbook
@@ -486,17 +499,23 @@ def _view(title: str, values: dict[tuple[int, int], Any], extent: tuple[int, int
     return SheetView(title, _render(values, *extent), filled, *_value_rows(values, *extent))
 
 
-def _known_view(sheet: Worksheet) -> BookView | None:
-    """What :func:`read_book` gives for the saved one-sheet workbook of ``sheet``, known without
-    parsing it: each cell as :func:`read_back` models it; None when a cell is not modelled."""
+def _read_back_values(sheet: Worksheet) -> dict[tuple[int, int], Any] | None:
+    """Each cell of ``sheet`` as a parse of its saved workbook reads it (:func:`read_back`), in the
+    order of ``sheet._cells``; None when a cell is not modelled."""
     values = {}
     for key, cell in sheet._cells.items():
         value = read_back(cell)
         if value is _UNSURE:
             return None
         values[key] = value
+    return values
+
+
+def _known_view(title: str, values: dict[tuple[int, int], Any]) -> BookView:
+    """What :func:`read_book` gives for a saved one-sheet workbook whose sheet ``title`` reads back
+    as ``values`` (:func:`_read_back_values`), known without parsing it."""
     extent = (max(r for r, _ in values), max(c for _, c in values)) if values else (0, 0)
-    return BookView((sheet.title,), sheet.title, {sheet.title: _view(sheet.title, values, extent)})
+    return BookView((title,), title, {title: _view(title, values, extent)})
 
 
 def read_text(path: Path, label: str, sheet: str | None = None) -> str:
@@ -552,10 +571,85 @@ def build(rows: Iterable[Iterable[Any]], sheet_name: str | None = None, stamp: d
             if value is not None:
                 set_value(sheet, r, c, value)
     data = _save(workbook, stamp, new_styles=True)
-    known = _known_view(sheet)
-    if known is not None:
-        remember_content("xlsx", data, known)
+    values = _read_back_values(sheet)
+    if values is not None:
+        remember_content("xlsx", data, _known_view(sheet.title, values))
+        _remember_built(data, sheet.title, stamp, values)
     return data
+
+
+# -- the parse of a built workbook, known without parsing it ---------------------------------
+
+@dataclass(frozen=True)
+class _Built:
+    """What a parse of a workbook :func:`build` wrote depends on: its sheet's title, its stamp (the
+    times ``docProps/core.xml`` holds) and its cells as they read back, in the order a parse makes
+    them (row by row, each row's columns in order)."""
+
+    title: str
+    when: datetime
+    cells: tuple[tuple[int, int, Any], ...]
+
+
+MAX_BUILT = 64  # workbooks built lately whose parse is known, by their bytes' SHA-256
+_BUILT: Kept[_Built] = Kept(MAX_BUILT)
+_PLAIN_TITLE = re.compile(r"[A-Za-z0-9 _.,&()'-]{1,31}")
+_DATA_TYPES = {str: "s", bool: "b", int: "n", float: "n"}  # a read-back value's type -> a parse's data type
+
+
+def _remember_built(data: bytes, title: str, stamp: datetime | None,
+                    values: dict[tuple[int, int], Any]) -> None:
+    """Keep what the parse of ``data`` holds, for :func:`_built_snapshot`: only for a title of plain
+    characters, a stamp of a four-digit year (as ``docProps/core.xml`` writes it) and values of
+    the types a parse makes (not a subclass of ``str``), whose parse :func:`_built_snapshot` is
+    tested to make."""
+    when = (stamp or DEFAULT_STAMP).replace(tzinfo=None, microsecond=0)
+    if (not _PLAIN_TITLE.fullmatch(title) or not 1000 <= when.year <= 9999
+            or not all(type(value) in _DATA_TYPES for value in values.values())):
+        return
+    cells = tuple((row, col, values[(row, col)]) for row, col in sorted(values))
+    _BUILT.get(hashlib.sha256(data).digest(), lambda: _Built(title, when, cells))
+
+
+_TEMPLATE_LOCK = threading.Lock()  # the template is filled, pickled and emptied under it
+_TITLE = "_WorkbookChild__title"  # where openpyxl keeps a sheet's title (its setter may rename it)
+
+
+@lru_cache(maxsize=1)
+def _template() -> Workbook:
+    """A parse of a built workbook with no cells: a parse of any built workbook of :class:`_Built`'s
+    kind holds the same but for its title, times and cells. Kept as parsed (openpyxl's row and
+    column dimension tables lose their default factories in a pickle round trip)."""
+    return _parse(_save(new_workbook(), None, new_styles=True), "template")
+
+
+def _built_snapshot(built: _Built) -> bytes:
+    """The pickled parse of the workbook ``built`` describes, made from :func:`_template` with the
+    title, times and cells a parse of it sets, as openpyxl's reader sets them (equal to the parse's
+    own snapshot, tests show, but for which equal texts are one object). The template is given back
+    empty."""
+    with _TEMPLATE_LOCK:
+        workbook = _template()
+        sheet, properties = workbook.worksheets[0], workbook.properties
+        kept = sheet.title, properties.created, properties.modified
+        style = workbook._cell_styles[0]
+        try:
+            setattr(sheet, _TITLE, built.title)  # as the reader names a new sheet: never renamed
+            properties.created = datetime(*built.when.timetuple()[:6])
+            properties.modified = datetime(*built.when.timetuple()[:6])
+            for row, col, value in built.cells:
+                cell = Cell(sheet, row=row, column=col, style_array=style)
+                cell._value = value
+                cell.data_type = _DATA_TYPES[type(value)]
+                sheet._cells[(row, col)] = cell
+            if sheet._cells:
+                sheet._current_row = sheet.max_row
+            return _snapshot_of(workbook)
+        finally:
+            sheet._cells.clear()
+            sheet._current_row = 0
+            setattr(sheet, _TITLE, kept[0])
+            properties.created, properties.modified = kept[1:]
 
 
 @remembered  # a task's replays make the same new workbook again (office_env.formats.built)
