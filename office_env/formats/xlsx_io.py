@@ -220,7 +220,7 @@ def read_back(cell: Any) -> Any:
     for them), or ``_UNSURE`` for what this does not model: empty values, formats other than
     General (a number in a date-formatted cell reads back as a date), other data types."""
     value = cell._value
-    if value is None or value == "" or cell.number_format != "General":
+    if value is None or value == "" or not _general(cell):
         return _UNSURE
     if cell.data_type == "b" and isinstance(value, bool):
         return value
@@ -229,6 +229,13 @@ def read_back(cell: Any) -> Any:
     if cell.data_type == "n" and isinstance(value, (int, float)) and not isinstance(value, bool):
         return _cast_number(safe_string(value))
     return _UNSURE
+
+
+def _general(cell: Any) -> bool:
+    """Whether the cell's number format is General: format 0 (a new cell's) is, without the look-up
+    through the workbook's formats (which also gives a cell with no style a style of its own)."""
+    style = cell._style
+    return style is None or style.numFmtId == 0 or cell.number_format == "General"
 
 
 def read_backs(sheet: Worksheet, cells: Iterable[tuple[int, int]]) -> tuple[tuple[str, int, int, Any], ...] | None:
@@ -575,7 +582,16 @@ def build(rows: Iterable[Iterable[Any]], sheet_name: str | None = None, stamp: d
     if values is not None:
         remember_content("xlsx", data, _known_view(sheet.title, values))
         _remember_built(data, sheet.title, stamp, values)
+    _free_cells(workbook)
     return data
+
+
+def _free_cells(workbook: Workbook) -> None:
+    """Drop the cells of a workbook done with: each cell and its sheet refer to one another, so
+    the cells (most of a workbook's objects) would wait for the cycle collector, and their numbers
+    make it run more often."""
+    for sheet in workbook.worksheets:
+        sheet._cells.clear()
 
 
 # -- the parse of a built workbook, known without parsing it ---------------------------------
@@ -724,7 +740,9 @@ def _edit(before: "bytes | Edited", sheet: str | None, edits: list[tuple[int, in
     target = sheet_of(workbook, sheet, label)
     olds = tuple(render_value(setter(target, row, col, value)) for row, col, value in edits)
     data = to_bytes(workbook, stamp)
-    return SavedEdit(data, olds, read_backs(target, [(row, col) for row, col, _ in edits]))
+    edit = SavedEdit(data, olds, read_backs(target, [(row, col) for row, col, _ in edits]))
+    _free_cells(workbook)
+    return edit
 
 
 def to_bytes(workbook: Workbook, stamp: datetime | None = None) -> bytes:

@@ -8,6 +8,8 @@ import random
 from datetime import datetime, timezone
 from pathlib import Path
 
+from openpyxl.styles.cell_style import StyleArray
+
 from office_env.formats import read_cache, xlsx_io
 
 NOW = datetime(2024, 3, 15, 10, 30, 12, 5000)
@@ -128,3 +130,23 @@ def _book(workbook) -> tuple:
                    tuple(sorted((k, type(c.value).__name__, c.value, c.data_type, c.number_format)
                                 for k, c in ws._cells.items())))
                   for ws in workbook.worksheets))
+
+
+def test_a_cells_general_format_is_told_as_the_format_look_up_tells_it():
+    """``_general`` against ``cell.number_format == "General"`` over cells with no style, a style
+    with format 0, built-in and custom formats, and a custom format whose text is "General"."""
+    workbook = xlsx_io.new_workbook("S", NOW)
+    sheet = workbook.active
+    custom_general = workbook._number_formats.add("General") + 164
+    cases = [(None, None), (None, 0), ("0.00", None), ("d-mmm-yy", None), ("yyyy-mm-dd;@", None), ("General", None),
+             (None, custom_general), ("@", None)]
+    for index, (number_format, format_id) in enumerate(cases, start=1):
+        cell = sheet.cell(row=index, column=1)
+        cell._value = index
+        if number_format is not None:
+            cell.number_format = number_format
+        if format_id is not None:
+            cell._style = StyleArray() if cell._style is None else cell._style
+            cell._style.numFmtId = format_id
+        told = xlsx_io._general(cell)
+        assert told == (cell.number_format == "General"), (number_format, format_id)
