@@ -22,9 +22,9 @@ import zipfile
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Hashable, Iterable, Iterator
 
 import openpyxl
 import openpyxl.reader.excel
@@ -36,6 +36,7 @@ from openpyxl.packaging import manifest
 from openpyxl.packaging.manifest import Manifest
 from openpyxl.styles.stylesheet import write_stylesheet
 from openpyxl.utils.cell import range_boundaries
+from openpyxl.workbook._writer import WorkbookWriter
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet._reader import WorksheetReader, _cast_number
 from openpyxl.worksheet._writer import WorksheetWriter
@@ -577,7 +578,7 @@ def build(rows: Iterable[Iterable[Any]], sheet_name: str | None = None, stamp: d
         for c, value in enumerate(row, start=1):
             if value is not None:
                 set_value(sheet, r, c, value)
-    data = _save(workbook, stamp, new_styles=True)
+    data = _save(workbook, stamp, new_styles=True, book=("new", sheet.title))  # all else is a new workbook's
     values = _read_back_values(sheet)
     if values is not None:
         remember_content("xlsx", data, _known_view(sheet.title, values))
@@ -728,7 +729,9 @@ def saved_edit(before: "bytes | Edited", sheet: str | None, edits: list[tuple[in
                setter: Setter, stamp: datetime | None, label: str) -> SavedEdit:
     """The workbook opened from ``before`` with ``edits`` set on ``sheet`` by ``setter`` (the code
     named ``how``), saved with ``stamp``; kept for the next edit alike (:func:`edit_key`), so the
-    gates' replays of a task, which repeat the oracle's edits, neither open nor save it again."""
+    gates' replays of a task, which repeat the oracle's edits, neither open nor save it again.
+    ``setter`` changes cells only (their values and styles): the workbook's own parts are then
+    those of every save of the snapshot (:class:`_KeptBookParts`)."""
     key = edit_key(before, sheet, edits, how)
     make = lambda: _edit(before, sheet, edits, setter, stamp, label)  # noqa: E731 -- made on a miss only
     return make() if key is None else _SAVED.get((key, key_part(stamp)), make)
@@ -739,7 +742,8 @@ def _edit(before: "bytes | Edited", sheet: str | None, edits: list[tuple[int, in
     workbook = open_snapshot(before)
     target = sheet_of(workbook, sheet, label)
     olds = tuple(render_value(setter(target, row, col, value)) for row, col, value in edits)
-    data = to_bytes(workbook, stamp)
+    base = before.base if isinstance(before, Edited) else before
+    data = _save(workbook, stamp, new_styles=False, book=("snapshot", base))  # cells alone changed: see saved_edit
     edit = SavedEdit(data, olds, read_backs(target, [(row, col) for row, col, _ in edits]))
     _free_cells(workbook)
     return edit
@@ -822,19 +826,52 @@ def _kept_manifest_write(self: Manifest, archive: zipfile.ZipFile, workbook: Wor
     archive.writestr(self.path, _MANIFESTS.get(key, make))
 
 
-def _save(workbook: Workbook, stamp: datetime | None, *, new_styles: bool) -> bytes:
+MAX_BOOK_PARTS = 64
+_BOOK_PARTS: Kept[tuple[bytes, bytes, bytes]] = Kept(MAX_BOOK_PARTS)
+
+
+class _KeptBookParts(WorkbookWriter):
+    """openpyxl's writer of a workbook's own parts (the package's relationships, ``xl/workbook.xml``
+    and its relationships), each made once per ``book`` key: a key names what decides them (a new
+    workbook's sheet title, the snapshot an edited workbook was opened from), so a save under the
+    same key writes the same three. They are made together, in the order a save asks for them."""
+
+    def __init__(self, wb: Workbook, book: Hashable) -> None:
+        super().__init__(wb)
+        self._book = book
+
+    def _parts(self) -> tuple[bytes, bytes, bytes]:
+        return _BOOK_PARTS.get(self._book, lambda: (super(_KeptBookParts, self).write_root_rels(),
+                                                    super(_KeptBookParts, self).write(),
+                                                    super(_KeptBookParts, self).write_rels()))
+
+    def write_root_rels(self) -> bytes:
+        return self._parts()[0]
+
+    def write(self) -> bytes:
+        return self._parts()[1]
+
+    def write_rels(self) -> bytes:
+        return self._parts()[2]
+
+
+def _save(workbook: Workbook, stamp: datetime | None, *, new_styles: bool, book: Hashable | None = None) -> bytes:
     """The workbook's bytes; ``new_styles``: its style tables are a new workbook's but for cell
     styles and number formats (as :func:`build` makes it), so its styles part may be kept by those
-    two alone; any other's is kept by its full style tables."""
+    two alone; any other's is kept by its full style tables. ``book``: what decides the workbook's
+    own parts (:class:`_KeptBookParts`), or None to make them anew."""
     buffer = io.BytesIO()
     with reproducible_zip(stamp):  # holds the lock that serialises saves, so the swaps below are this save's
         openpyxl.writer.excel.WorksheetWriter = _SheetInMemory  # swapped back below
         openpyxl.writer.excel.write_stylesheet = _kept_stylesheet if new_styles else _stylesheet_by_tables
+        if book is not None:
+            openpyxl.writer.excel.WorkbookWriter = partial(_KeptBookParts, book=book)  # swapped back below
         Manifest._write = _kept_manifest_write  # swapped back below
         try:
             workbook.save(buffer)
         finally:
             openpyxl.writer.excel.WorksheetWriter = WorksheetWriter  # openpyxl's own
             openpyxl.writer.excel.write_stylesheet = write_stylesheet  # openpyxl's own
+            openpyxl.writer.excel.WorkbookWriter = WorkbookWriter  # openpyxl's own
             Manifest._write = _MANIFEST_WRITE  # openpyxl's own
     return buffer.getvalue()

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from openpyxl.styles.cell_style import StyleArray
+from openpyxl.workbook.defined_name import DefinedName
 
 from office_env.formats import read_cache, xlsx_io
 
@@ -150,3 +151,59 @@ def test_a_cells_general_format_is_told_as_the_format_look_up_tells_it():
             cell._style.numFmtId = format_id
         told = xlsx_io._general(cell)
         assert told == (cell.number_format == "General"), (number_format, format_id)
+
+
+def _stranger_book(rng: random.Random, index: int) -> bytes:
+    """A workbook as another program may write it: several sheets (one hidden, another active),
+    defined names, a print area and titles, an auto filter."""
+    workbook = xlsx_io.new_workbook(f"Main {index}", NOW)
+    workbook.properties.creator = "someone else"
+    for extra in range(rng.randint(0, 2)):
+        sheet = workbook.create_sheet(f"Extra {index}.{extra}")
+        sheet["A1"] = extra
+        if rng.random() < 0.5:
+            sheet.sheet_state = "hidden"
+    main = workbook.worksheets[0]
+    main["A1"], main["B2"] = "x", 2
+    if rng.random() < 0.5:
+        main.print_area = "A1:C5"
+        main.print_title_rows = "1:1"
+    if rng.random() < 0.5:
+        main.auto_filter.ref = "A1:B2"
+    if rng.random() < 0.5:
+        workbook.defined_names[f"total{index}"] = DefinedName(f"total{index}", attr_text=f"'Main {index}'!$B$2")
+    if len(workbook.worksheets) > 1 and workbook.worksheets[-1].sheet_state == "visible":
+        workbook.active = len(workbook.worksheets) - 1
+    return xlsx_io.to_bytes(workbook, NOW)
+
+
+def test_a_workbooks_own_parts_are_kept_by_what_decides_them(tmp_path: Path):
+    """Saves whose workbook parts come from the kept ones write what saving afresh writes: built
+    workbooks of many titles, and edits of the snapshots of several other workbooks (sheets, names,
+    print settings, filters, a hidden or active sheet), interleaved, each edited at other cells."""
+    rng = random.Random(5)
+    for trial in range(30):
+        title, stamp = _title(rng), _stamp(rng)
+        rows = [["Name", "Value"], ["a", rng.randint(1, 99)]]
+        workbook = xlsx_io.new_workbook(title, stamp)
+        for r, row in enumerate(rows, start=1):
+            for c, value in enumerate(row, start=1):
+                xlsx_io.set_value(workbook.active, r, c, value)
+        assert xlsx_io.build(rows, title, stamp) == xlsx_io._save(workbook, stamp, new_styles=True), title
+    snapshots = []
+    for index in range(6):
+        path = tmp_path / f"book{index}.xlsx"
+        path.write_bytes(_stranger_book(rng, index))
+        snapshots.append(xlsx_io.snapshot(path, path.name))
+    for trial in range(40):
+        before = rng.choice(snapshots)
+        edits = [(rng.randint(1, 12), rng.randint(1, 6), rng.choice([1, "text", 2.5, NOW]))]
+        edit = xlsx_io.saved_edit(before, None, edits, "test", _set, NOW, "book.xlsx")
+        workbook = xlsx_io.open_snapshot(before)
+        for row, col, value in edits:
+            _set(workbook.active, row, col, value)
+        assert edit.data == xlsx_io.to_bytes(workbook, NOW), (snapshots.index(before), edits)
+
+
+def _set(sheet, row: int, col: int, value) -> None:
+    xlsx_io.set_value(sheet, row, col, value)
