@@ -1,5 +1,6 @@
-"""iCalendar files (.ics) through the ``icalendar`` library (a plain calendar :func:`build` makes is
-written directly, in the bytes icalendar writes: a test holds the two equal).
+"""iCalendar files (.ics) through the ``icalendar`` library (a plain calendar :func:`build` makes, and
+a plain event :func:`with_event` adds, is written directly, in the bytes icalendar writes: tests
+hold the two equal).
 
 Times are compared as naive datetimes: aware times are converted to UTC, all-day dates start
 at midnight. New events get a UID and DTSTAMP derived from their content and the office clock
@@ -159,9 +160,16 @@ def with_event(data: bytes, event: CalendarEvent, owner: str, stamp: datetime | 
 
 @remembered  # a task's replays add the same event again (office_env.formats.built)
 def _event_bytes(owner: str, stamp: datetime | None, *fields: Any) -> bytes:
-    """The VEVENT ``add_event`` writes for the event of ``fields`` (``CalendarEvent``'s, in order)."""
+    """The VEVENT ``add_event`` writes for the event of ``fields`` (``CalendarEvent``'s, in order):
+    written directly when it is plain (:func:`_plain_calendar`), else by icalendar."""
+    event = CalendarEvent(*fields)
+    stamp_line = _plain_stamp(stamp)
+    lines = None if stamp_line is None else _plain_event(event, owner, stamp_line)
+    plain = None if lines is None else _plain_text(lines)
+    if plain is not None:
+        return plain
     holder = icalendar.Calendar()
-    add_event(holder, CalendarEvent(*fields), owner, stamp)
+    add_event(holder, event, owner, stamp)
     return holder.subcomponents[0].to_ical()
 
 
@@ -218,24 +226,45 @@ def _plain_calendar(events: list[CalendarEvent], owner: str, stamp: datetime | N
     are icalendar's: the calendar's properties, then each event's in its canonical order
     (SUMMARY, DTSTART, DTEND, DTSTAMP, UID, then the others by name), texts escaped as its TEXT
     values are. A test holds the two writers equal over many calendars."""
+    stamp_line = _plain_stamp(stamp)
+    if stamp_line is None:
+        return None
+    lines = ["BEGIN:VCALENDAR", "VERSION:2.0", f"PRODID:{PRODID}"]
+    for event in events:
+        event_lines = _plain_event(event, owner, stamp_line)
+        if event_lines is None:
+            return None
+        lines += event_lines
+    lines.append("END:VCALENDAR")
+    return _plain_text(lines)
+
+
+def _plain_stamp(stamp: datetime | None) -> str | None:
+    """The DTSTAMP line of a plain calendar's events, or None for a stamp that is not plain."""
     when = (stamp or DEFAULT_STAMP).replace(microsecond=0)
     if type(when) is not datetime or when.tzinfo is not None:
         return None
-    stamp_line = f"DTSTAMP:{_ical_time(when)}Z"  # icalendar writes a floating stamp as UTC
-    lines = ["BEGIN:VCALENDAR", "VERSION:2.0", f"PRODID:{PRODID}"]
-    for event in events:
-        texts = (event.summary, event.location, event.description)
-        if not (_plain_time(event.start) and _plain_time(event.end)
-                and all(type(t) is str and t.isprintable() for t in texts)):
-            return None
-        lines += ["BEGIN:VEVENT", f"SUMMARY:{_escaped(event.summary)}", f"DTSTART:{_ical_time(event.start)}",
-                  f"DTEND:{_ical_time(event.end)}", stamp_line, f"UID:{_uid(event, owner)}"]
-        if event.description:
-            lines.append(f"DESCRIPTION:{_escaped(event.description)}")
-        if event.location:
-            lines.append(f"LOCATION:{_escaped(event.location)}")
-        lines.append("END:VEVENT")
-    lines.append("END:VCALENDAR")
+    return f"DTSTAMP:{_ical_time(when)}Z"  # icalendar writes a floating stamp as UTC
+
+
+def _plain_event(event: CalendarEvent, owner: str, stamp_line: str) -> list[str] | None:
+    """The lines of one plain event (see :func:`_plain_calendar`), or None when it is not plain."""
+    texts = (event.summary, event.location, event.description)
+    if not (_plain_time(event.start) and _plain_time(event.end)
+            and all(type(t) is str and t.isprintable() for t in texts)):
+        return None
+    lines = ["BEGIN:VEVENT", f"SUMMARY:{_escaped(event.summary)}", f"DTSTART:{_ical_time(event.start)}",
+             f"DTEND:{_ical_time(event.end)}", stamp_line, f"UID:{_uid(event, owner)}"]
+    if event.description:
+        lines.append(f"DESCRIPTION:{_escaped(event.description)}")
+    if event.location:
+        lines.append(f"LOCATION:{_escaped(event.location)}")
+    lines.append("END:VEVENT")
+    return lines
+
+
+def _plain_text(lines: list[str]) -> bytes | None:
+    """The content lines, each ended by CRLF, or None when one is long enough for icalendar to fold."""
     text = "\r\n".join(lines) + "\r\n"
     if any(len(line) > _UNFOLDED_BYTES for line in lines) or (
             not text.isascii() and any(len(line.encode("utf-8")) > _UNFOLDED_BYTES for line in lines)):

@@ -545,6 +545,41 @@ def test_ics_build_writes_the_bytes_icalendar_writes():
     assert ics_io._plain_calendar([CalendarEvent("x" * 66, start, start)], "alice", NOW) is not None
 
 
+def _icalendar_event(event: CalendarEvent, owner: str, stamp: datetime | None) -> bytes:
+    holder = icalendar.Calendar()
+    ics_io.add_event(holder, event, owner, stamp)
+    return holder.subcomponents[0].to_ical()
+
+
+def test_an_added_events_bytes_are_the_bytes_icalendar_writes():
+    """The VEVENT with_event adds is written directly when plain: icalendar's bytes for it, over
+    texts with every character TEXT escaping changes, lines about the folding length, empty
+    fields, seconds and microseconds, stamps given or not, zoned and floating; the others
+    (a zone, a date, a line break, a long line) are icalendar's own."""
+    rng = random.Random(8)
+    alphabet = "abc XYZ 019 ,;:\\N\"'<>&-_/ é中😀\u00a0"
+    start = datetime(2024, 5, 6, 9, 0)
+    plain = 0
+    for n in range(400):
+        chars = alphabet if rng.random() < 0.3 else alphabet.replace("\u00a0", "")  # a no-break space is not plain
+        lengths = [rng.choice((0, 1, 5, 20, 45, 60, 64, 65, 66, 80)), rng.choice((0, 1, 5, 20, 60)),
+                   rng.choice((0, 1, 5, 20, 60))]  # the summary about the folding length, the others mostly short
+        texts = ["".join(rng.choice(chars) for _ in range(length)) for length in lengths]
+        begin = start + timedelta(minutes=37 * n, seconds=rng.choice((0, 7)), microseconds=rng.choice((0, 0, 3)))
+        event = rng.choice([CalendarEvent(texts[0], begin, begin + timedelta(minutes=30), texts[1], texts[2])] * 5 + [
+                            CalendarEvent(texts[0], begin, begin + timedelta(minutes=30)),
+                            CalendarEvent(texts[0], begin.replace(tzinfo=timezone.utc), begin.replace(tzinfo=timezone.utc)),
+                            CalendarEvent(texts[0], date(2024, 5, 9), date(2024, 5, 10)),  # type: ignore[arg-type]
+                            CalendarEvent(texts[0] + "\n" + texts[1], begin, begin)])
+        stamp = rng.choice((None, NOW, NOW, NOW.replace(microsecond=250), NOW.replace(tzinfo=timezone.utc)))
+        fields = (event.summary, event.start, event.end, event.location, event.description)
+        assert ics_io._event_bytes.__wrapped__("alice", stamp, *fields) == _icalendar_event(event, "alice", stamp), event
+        stamp_line = ics_io._plain_stamp(stamp)
+        lines = None if stamp_line is None else ics_io._plain_event(event, "alice", stamp_line)
+        plain += lines is not None and ics_io._plain_text(lines) is not None
+    assert 50 < plain < 350  # both writers were compared
+
+
 def test_ics_events_have_stable_uids_and_stamp():
     calendar = icalendar.Calendar.from_ical(ics_io.build(EVENTS, "alice", NOW))
     components = list(calendar.walk("VEVENT"))
