@@ -609,6 +609,7 @@ class _Built:
 
 
 MAX_BUILT = 64  # workbooks built lately whose parse is known, by their bytes' SHA-256
+MAX_BUILT_CELLS = 10_000  # a larger built workbook is parsed when opened rather than held as cells
 _BUILT: Kept[_Built] = Kept(MAX_BUILT)
 _PLAIN_TITLE = re.compile(r"[A-Za-z0-9 _.,&()'-]{1,31}")
 _DATA_TYPES = {str: "s", bool: "b", int: "n", float: "n"}  # a read-back value's type -> a parse's data type
@@ -619,9 +620,9 @@ def _remember_built(data: bytes, title: str, stamp: datetime | None,
     """Keep what the parse of ``data`` holds, for :func:`_built_snapshot`: only for a title of plain
     characters, a stamp of a four-digit year (as ``docProps/core.xml`` writes it) and values of
     the types a parse makes (not a subclass of ``str``), whose parse :func:`_built_snapshot` is
-    tested to make."""
+    tested to make, and at most ``MAX_BUILT_CELLS`` cells."""
     when = (stamp or DEFAULT_STAMP).replace(tzinfo=None, microsecond=0)
-    if (not _PLAIN_TITLE.fullmatch(title) or not 1000 <= when.year <= 9999
+    if (len(values) > MAX_BUILT_CELLS or not _PLAIN_TITLE.fullmatch(title) or not 1000 <= when.year <= 9999
             or not all(type(value) in _DATA_TYPES for value in values.values())):
         return
     cells = tuple((row, col, values[(row, col)]) for row, col in sorted(values))
@@ -743,7 +744,8 @@ def _edit(before: "bytes | Edited", sheet: str | None, edits: list[tuple[int, in
     target = sheet_of(workbook, sheet, label)
     olds = tuple(render_value(setter(target, row, col, value)) for row, col, value in edits)
     base = before.base if isinstance(before, Edited) else before
-    data = _save(workbook, stamp, new_styles=False, book=("snapshot", base))  # cells alone changed: see saved_edit
+    book = ("snapshot", base) if len(base) <= MAX_SAVED_SNAPSHOT else None  # a larger one is not held as a key
+    data = _save(workbook, stamp, new_styles=False, book=book)  # cells alone changed: see saved_edit
     edit = SavedEdit(data, olds, read_backs(target, [(row, col) for row, col, _ in edits]))
     _free_cells(workbook)
     return edit
