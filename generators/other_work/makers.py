@@ -27,14 +27,13 @@ class SlotValues:
         self.office = office
         self.clock = clock
         self.where = where
-        self._makers: dict[str, Callable[[Ctx], str]] = self._build_makers()
 
     def make(self, ctx: Ctx, key: str) -> str:
         """A value for slot ``key`` of an exchange (``ctx``): made by Python, or a bank's data row
         that agrees with the values ``ctx`` holds (setting that row's other slots as well)."""
-        maker = self._makers.get(key)
+        maker = _MAKERS.get(key)
         if maker is not None:
-            return maker(ctx)
+            return maker(self, ctx)
         section = SOURCE.get(key)
         if section is None:
             raise NoValue(key)
@@ -183,87 +182,6 @@ class SlotValues:
             q, y = (q + 1, y) if q < 4 else (1, y + 1)
         return f"Q{q}" if y == t.year else f"Q{q} {y}"
 
-    def _build_makers(self) -> dict[str, Callable[[Ctx], str]]:
-        rng, clock = self.rng, self.clock
-
-        def month_name(n: int) -> Callable[[Ctx], str]:
-            return lambda c: MONTHS[month_add(clock.today, n)[1] - 1]
-
-        def later_date(key: str) -> Callable[[Ctx], str]:
-            def make(c: Ctx) -> str:
-                y, m = self._later_month()
-                return self.absolute(self._dated(c, key, date(y, m, rng.randint(3, 26))))
-            return make
-
-        def start_date(c: Ctx) -> str:
-            return self.absolute(self._dated(c, "start_date", add_workdays(clock.today, rng.randint(10, 25))))
-
-        def next_day(c: Ctx) -> date:
-            return add_workdays(clock.today, rng.randint(1, 7))
-
-        return {
-            "user": lambda c: self.office.user,
-            "company": lambda c: self.office.company,
-            "domain": lambda c: self.office.domain,
-            "colleague": self._person, "colleague2": self._person, "colleague3": self._person,
-            "helper": self._person, "cover": self._person, "owner": self._person,
-            "colleague_lc": lambda c: slug(c["colleague"]).replace("_", "."),
-            "colleague2_lc": lambda c: slug(c["colleague2"]).replace("_", "."),
-            "away_lc": lambda c: slug(c["away"]).replace("_", "."),
-            "cover_lc": lambda c: slug(c["cover"]).replace("_", "."),
-            "ext": lambda c: str(rng.randint(2000, 7999)),
-            "prev_mon": lambda c: MONTHS[month_add(clock.today, -1)[1] - 1][:3].lower(),
-            "project": self._project, "project2": self._project,
-            "slug": lambda c: slug(c["project"]),
-            "money": lambda c: self._money(300, 95_000),
-            "money2": lambda c: self._money(300, 95_000),
-            "money_small": lambda c: self._money(12, 480, OTHER_WORK.small_cents),
-            "budget": lambda c: self._money(8_000, 240_000, 0.0),
-            "salary": lambda c: self._money(34_000, 92_000, 0.0),
-            "pct": lambda c: self._pct(), "pct2": lambda c: self._pct(),
-            "count": lambda c: self._count(), "count2": lambda c: self._count(),
-            "few": lambda c: str(rng.randint(3, 60)),
-            "some": lambda c: str(rng.randint(40, 900)),
-            "office_file": lambda c: self._office_file(self.office.files, "office_file"),
-            "office_sheet": lambda c: self._office_file(self.office.sheets, "office_sheet"),
-            "office_doc": lambda c: self._office_file(self.office.docs, "office_doc"),
-            "outsider": self._outsider,
-            "outsider_lc": lambda c: slug(c["outsider"]).replace("_", "."),
-            "past_clock": lambda c: self._past_clock(),
-            "attendees": lambda c: str(rng.randint(5, 46)),
-            "pages": lambda c: str(rng.randint(3, 64)),
-            "years": lambda c: str(rng.randint(3, 22)),
-            "week": lambda c: str(max(1, clock.today.isocalendar()[1] - rng.randint(0, 1))),
-            "floor": lambda c: str(rng.randint(2, 9)),
-            "decimal": lambda c: f"{rng.randint(1, 9)}.{rng.choice((2, 25, 4, 5, 6, 75, 8))}",
-            "hours": lambda c: (f"{rng.randint(4, 38)}.5" if rng.random() < OTHER_WORK.half_hours
-                                else str(rng.randint(4, 40))),
-            "score": lambda c: f"{rng.randint(6, 9)}.{rng.randint(0, 9)}",
-            "score_pct": lambda c: f"{rng.randint(71, 98)}%",
-            "desk": lambda c: f"{rng.randint(2, 6)}.{rng.randint(10, 48)}",
-            "clock": lambda c: self._clock_time(), "start": lambda c: self._meeting_time(c, "start"),
-            "end": lambda c: self._meeting_time(c, "end"),
-            "file": lambda c: self._file(c, "file"), "file2": lambda c: self._file(c, "file2"),
-            "v": lambda c: str(rng.randint(2, 6)),
-            "mon": lambda c: MONTHS[clock.today.month - 1][:3].lower(),
-            "mmdd": lambda c: f"{clock.today.month:02d}{add_workdays(clock.today, -rng.randint(0, 3)).day:02d}",
-            "iso": lambda c: self._dated(c, "iso", add_workdays(clock.today, -rng.randint(0, 4))).isoformat(),
-            "qn": lambda c: str((clock.today.month - 1) // 3 + 1),
-            "code": lambda c: (f"{''.join(rng.choice('ABCDEFGHJKLMNPRSTUVW') for _ in range(2))}-"
-                               f"{rng.randint(10_000, 99_999)}"),
-            "q": lambda c: f"Q{(clock.today.month - 1) // 3 + 1}",
-            "prev_q": lambda c: f"Q{(clock.today.month - 1) // 3 or 4}",
-            "next_q": lambda c: self._next_q(),
-            "this_month": month_name(0), "prev_month": month_name(-1), "prev_month2": month_name(-2),
-            "later_month": lambda c: MONTHS[self._later_month()[1] - 1],
-            "later_date": later_date("later_date"), "later_date2": later_date("later_date2"),
-            "start_date": start_date,
-            "past_on": lambda c: self.on(self._dated(c, "past_on", self._past_day())),
-            "met_on": self._met_on,
-            "next_on": lambda c: self.on(self._dated(c, "next_on", next_day(c))),
-            "next_date": lambda c: self.absolute(self._dated(c, "next_date", next_day(c))),
-        }
-
     # ---- date phrases -------------------------------------------------------------------
 
     def _phrase(self, section: str, d: date) -> str:
@@ -301,3 +219,92 @@ class SlotValues:
 
     def absolute(self, d: date) -> str:
         return self._phrase("date.abs", d)
+
+
+# A slot made by Python: its value for a history's slot values and an exchange's context. Taking the
+# slot values as an argument (rather than closing over them) keeps one table for every history and
+# no reference cycle in a history's own objects (they are freed by reference counting).
+Maker = Callable[[SlotValues, Ctx], str]
+
+
+def _month_name(n: int) -> Maker:
+    return lambda s, c: MONTHS[month_add(s.clock.today, n)[1] - 1]
+
+
+def _later_date(key: str) -> Maker:
+    def make(s: SlotValues, c: Ctx) -> str:
+        y, m = s._later_month()
+        return s.absolute(s._dated(c, key, date(y, m, s.rng.randint(3, 26))))
+    return make
+
+
+def _start_date(s: SlotValues, c: Ctx) -> str:
+    return s.absolute(s._dated(c, "start_date", add_workdays(s.clock.today, s.rng.randint(10, 25))))
+
+
+def _next_day(s: SlotValues) -> date:
+    return add_workdays(s.clock.today, s.rng.randint(1, 7))
+
+
+_MAKERS: dict[str, Maker] = {
+    "user": lambda s, c: s.office.user,
+    "company": lambda s, c: s.office.company,
+    "domain": lambda s, c: s.office.domain,
+    "colleague": SlotValues._person, "colleague2": SlotValues._person, "colleague3": SlotValues._person,
+    "helper": SlotValues._person, "cover": SlotValues._person, "owner": SlotValues._person,
+    "colleague_lc": lambda s, c: slug(c["colleague"]).replace("_", "."),
+    "colleague2_lc": lambda s, c: slug(c["colleague2"]).replace("_", "."),
+    "away_lc": lambda s, c: slug(c["away"]).replace("_", "."),
+    "cover_lc": lambda s, c: slug(c["cover"]).replace("_", "."),
+    "ext": lambda s, c: str(s.rng.randint(2000, 7999)),
+    "prev_mon": lambda s, c: MONTHS[month_add(s.clock.today, -1)[1] - 1][:3].lower(),
+    "project": SlotValues._project, "project2": SlotValues._project,
+    "slug": lambda s, c: slug(c["project"]),
+    "money": lambda s, c: s._money(300, 95_000),
+    "money2": lambda s, c: s._money(300, 95_000),
+    "money_small": lambda s, c: s._money(12, 480, OTHER_WORK.small_cents),
+    "budget": lambda s, c: s._money(8_000, 240_000, 0.0),
+    "salary": lambda s, c: s._money(34_000, 92_000, 0.0),
+    "pct": lambda s, c: s._pct(), "pct2": lambda s, c: s._pct(),
+    "count": lambda s, c: s._count(), "count2": lambda s, c: s._count(),
+    "few": lambda s, c: str(s.rng.randint(3, 60)),
+    "some": lambda s, c: str(s.rng.randint(40, 900)),
+    "office_file": lambda s, c: s._office_file(s.office.files, "office_file"),
+    "office_sheet": lambda s, c: s._office_file(s.office.sheets, "office_sheet"),
+    "office_doc": lambda s, c: s._office_file(s.office.docs, "office_doc"),
+    "outsider": SlotValues._outsider,
+    "outsider_lc": lambda s, c: slug(c["outsider"]).replace("_", "."),
+    "past_clock": lambda s, c: s._past_clock(),
+    "attendees": lambda s, c: str(s.rng.randint(5, 46)),
+    "pages": lambda s, c: str(s.rng.randint(3, 64)),
+    "years": lambda s, c: str(s.rng.randint(3, 22)),
+    "week": lambda s, c: str(max(1, s.clock.today.isocalendar()[1] - s.rng.randint(0, 1))),
+    "floor": lambda s, c: str(s.rng.randint(2, 9)),
+    "decimal": lambda s, c: f"{s.rng.randint(1, 9)}.{s.rng.choice((2, 25, 4, 5, 6, 75, 8))}",
+    "hours": lambda s, c: (f"{s.rng.randint(4, 38)}.5" if s.rng.random() < OTHER_WORK.half_hours
+                           else str(s.rng.randint(4, 40))),
+    "score": lambda s, c: f"{s.rng.randint(6, 9)}.{s.rng.randint(0, 9)}",
+    "score_pct": lambda s, c: f"{s.rng.randint(71, 98)}%",
+    "desk": lambda s, c: f"{s.rng.randint(2, 6)}.{s.rng.randint(10, 48)}",
+    "clock": lambda s, c: s._clock_time(), "start": lambda s, c: s._meeting_time(c, "start"),
+    "end": lambda s, c: s._meeting_time(c, "end"),
+    "file": lambda s, c: s._file(c, "file"), "file2": lambda s, c: s._file(c, "file2"),
+    "v": lambda s, c: str(s.rng.randint(2, 6)),
+    "mon": lambda s, c: MONTHS[s.clock.today.month - 1][:3].lower(),
+    "mmdd": lambda s, c: f"{s.clock.today.month:02d}{add_workdays(s.clock.today, -s.rng.randint(0, 3)).day:02d}",
+    "iso": lambda s, c: s._dated(c, "iso", add_workdays(s.clock.today, -s.rng.randint(0, 4))).isoformat(),
+    "qn": lambda s, c: str((s.clock.today.month - 1) // 3 + 1),
+    "code": lambda s, c: (f"{''.join(s.rng.choice('ABCDEFGHJKLMNPRSTUVW') for _ in range(2))}-"
+                          f"{s.rng.randint(10_000, 99_999)}"),
+    "q": lambda s, c: f"Q{(s.clock.today.month - 1) // 3 + 1}",
+    "prev_q": lambda s, c: f"Q{(s.clock.today.month - 1) // 3 or 4}",
+    "next_q": lambda s, c: s._next_q(),
+    "this_month": _month_name(0), "prev_month": _month_name(-1), "prev_month2": _month_name(-2),
+    "later_month": lambda s, c: MONTHS[s._later_month()[1] - 1],
+    "later_date": _later_date("later_date"), "later_date2": _later_date("later_date2"),
+    "start_date": _start_date,
+    "past_on": lambda s, c: s.on(s._dated(c, "past_on", s._past_day())),
+    "met_on": SlotValues._met_on,
+    "next_on": lambda s, c: s.on(s._dated(c, "next_on", _next_day(s))),
+    "next_date": lambda s, c: s.absolute(s._dated(c, "next_date", _next_day(s))),
+}
