@@ -12,9 +12,10 @@ words of the task's work names no job may share, the colleagues and the jobs oth
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ParamSpec, Protocol, Sequence, TypeVar
 
 from generators.chances import HISTORY
 from generators.decoys import (
@@ -75,6 +76,22 @@ class LineMaker(Protocol):
 
     def __call__(self, move: str, cue: str, ctx: dict[str, Any], must: str = "", question: bool = True,
                  opener: bool = True) -> str: ...
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def calls_back(method: Callable[P, R]) -> Callable[P, R]:
+    """A bound ``method`` called without holding its object: a part that the history writer holds
+    and that calls back into it this way makes no reference cycle with it, so a history's objects
+    are freed by reference counting once it is written (not left to the cycle collector)."""
+    func, owner = method.__func__, weakref.ref(method.__self__)  # type: ignore[attr-defined]
+
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        return func(owner(), *args, **kwargs)
+
+    return call
 
 
 @dataclass(frozen=True)

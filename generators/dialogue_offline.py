@@ -27,7 +27,16 @@ from datetime import date, datetime, time
 from typing import Any, Callable, Mapping, Sequence
 
 from generators.chances import HISTORY
-from generators.decoy_talk import DECOYS, DecoyTalk, TurnSpec, WriterLines, name_words, names_task_day, task_days
+from generators.decoy_talk import (
+    DECOYS,
+    DecoyTalk,
+    TurnSpec,
+    WriterLines,
+    calls_back,
+    name_words,
+    names_task_day,
+    task_days,
+)
 from generators.decoys import ToldJob
 from generators.english import mid_sentence
 from generators.history_plan import (
@@ -243,7 +252,8 @@ class HistoryWriter:
         self.values = [v.lower() for v in values] if values is not None else task_values(pieces)
         # (a line is searched for them only when it holds one as a plain substring: most hold none)
         self.anchor_words = tuple(sorted({a.lower() for a in anchors}))
-        clean = self.talk_clean
+        # (the parts below call back into the writer without holding it: see ``calls_back``)
+        clean = calls_back(self.talk_clean)
         self.user = user_first if user_first and clean(user_first) else ""
         # the office's names a line may say, asked once for the small talk, the other work and the threads
         colleagues = [c for c in colleagues if clean(c)]
@@ -257,7 +267,8 @@ class HistoryWriter:
         self.small.strict = True  # other work fills in when small talk runs dry (``_talk``)
         self.work = OtherWork(rng=rng, user_first=self.user, colleagues=colleagues, company=company,
                               projects=projects, files=[f for f in files if clean(f)], avoid=clean,
-                              currency=currency, absences=absences, names_day=self.names_task_moment)
+                              currency=currency, absences=absences,
+                              names_day=calls_back(self.names_task_moment))
         self.decks = Decks(threads().lines, rng)
         self.said: set[str] = set()
         # a name for the work of pieces that came without one
@@ -274,9 +285,11 @@ class HistoryWriter:
         self.work_threads = len({p.thread for s in siblings for p in s.pieces})  # their threads come first
         self.task_words |= {w for s in siblings for about in s.abouts for w in name_words(about)}  # no job shares them
         self.named_answers = named_answers
-        lines = WriterLines(line=self._line, lead=self._lead, ask=self._ask, say_withheld=self._say_withheld,
-                            slots=self._slots, clean=self.clean, free_on=self.free_on, keeps_rule=self.keeps_rule,
-                            answer_names_work=self.answer_names_work, new_thread=self.new_thread)
+        lines = WriterLines(line=calls_back(self._line), lead=calls_back(self._lead), ask=calls_back(self._ask),
+                            say_withheld=calls_back(self._say_withheld), slots=calls_back(self._slots),
+                            clean=calls_back(self.clean), free_on=calls_back(self.free_on),
+                            keeps_rule=calls_back(self.keeps_rule), new_thread=calls_back(self.new_thread),
+                            answer_names_work=calls_back(self.answer_names_work))
         self.decoys = DecoyTalk(rng=rng, lines=lines, names=self.names, pieces=self.pieces, values=self.values,
                                 task_words=self.task_words, colleagues=self.colleagues, told=told)
 
