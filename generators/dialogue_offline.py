@@ -214,6 +214,57 @@ def in_place(sentence: str, value: str, said: str) -> str:
     return alone.sub(lambda _: said, sentence, count=1) if alone.search(sentence) else ""
 
 
+class LineChecks:
+    """What a history's lines may not say: a task value, a value the agent must find in the office
+    (even by chance, "4" in "4 pm"), a line said already elsewhere; nor, for its small talk and
+    other talk, a named thing the values are said against or a day a task value names. Apart from
+    the writer: the parts it holds are given these checks, and hold no reference back to it."""
+
+    def __init__(self, *, values: Sequence[str], answers: Sequence[str] = (), banned: Sequence[str] = (),
+                 anchors: Sequence[str] = ()) -> None:
+        """``values``: the task's, lower case."""
+        self.values = list(values)
+        self.answers = Keywords(str(a) for a in answers if str(a).strip())
+        self.banned = {" ".join(t.lower().split()) for t in banned}  # lines said already elsewhere
+        # (a line is searched for them only when it holds one as a plain substring: most hold none)
+        self.anchor_words = tuple(sorted({a.lower() for a in anchors}))
+        self._task_moments: dict[date, set[Any]] = {}  # a day -> the days and moments the values write, read then
+
+    def clean(self, text: str) -> bool:
+        """Whether ``text`` holds no task value, no checked answer and is no line said elsewhere."""
+        low = text.lower()
+        for value in self.values:  # a plain loop: the line is asked of every candidate line
+            if value in low:
+                return False
+        if self.banned and " ".join(low.split()) in self.banned:
+            return False
+        return not self.answers.any_in(text)
+
+    def talk_clean(self, text: str) -> bool:
+        """``clean``, and naming none of the history's anchors (what small talk and other talk may
+        say; asked of every line they draw, so ``clean`` is written out here)."""
+        low = text.lower()
+        for value in self.values:
+            if value in low:
+                return False
+        if self.banned and " ".join(low.split()) in self.banned:
+            return False
+        if self.answers.any_in(text):
+            return False
+        for anchor in self.anchor_words:  # a plain loop, as for the values
+            if anchor in low and _anchor_pattern(anchor).search(low):
+                return False
+        return True
+
+    def names_task_moment(self, text: str, day: date) -> bool:
+        """Whether ``text``, said on ``day``, names in words a day or moment a task value writes
+        (``spoken_time.names_any``); the values are read once a day, not for every line drawn."""
+        wanted = self._task_moments.get(day)
+        if wanted is None:
+            wanted = self._task_moments[day] = named_moments(self.values, day)
+        return names_any(text, self.values, day, wanted)
+
+
 class HistoryWriter:
     """Writes the sessions of one history, day by day, from its plan. Holds what must not repeat
     (every composer remembers what it produced) and the values no unmarked turn may hold, and the
@@ -243,17 +294,14 @@ class HistoryWriter:
         self.rng = rng
         self.bare_values = bare_values
         self.shape_seed = rng.random()  # drawn first: what lines must avoid never changes the days' lengths
-        # what the agent must find in the office: no line says it, even by chance ("4" in "4 pm")
-        self.answers = Keywords(str(a) for a in answers if str(a).strip())
         self.work_share = HISTORY.work_share if work_share is None else work_share
-        self.banned = {" ".join(t.lower().split()) for t in banned}  # lines said already elsewhere
         self.pieces = list(pieces)
         self.piece_ids = {p.id for p in self.pieces}
-        self.values = [v.lower() for v in values] if values is not None else task_values(pieces)
-        # (a line is searched for them only when it holds one as a plain substring: most hold none)
-        self.anchor_words = tuple(sorted({a.lower() for a in anchors}))
-        # (the parts below call back into the writer without holding it: see ``calls_back``)
-        clean = calls_back(self.talk_clean)
+        self.checks = LineChecks(values=[v.lower() for v in values] if values is not None else task_values(pieces),
+                                 answers=answers, banned=banned, anchors=anchors)
+        self.values, self.answers, self.banned = self.checks.values, self.checks.answers, self.checks.banned
+        # the parts below are given the checks, which do not hold the writer: no reference cycle
+        clean = self.checks.talk_clean
         self.user = user_first if user_first and clean(user_first) else ""
         # the office's names a line may say, asked once for the small talk, the other work and the threads
         colleagues = [c for c in colleagues if clean(c)]
@@ -268,14 +316,13 @@ class HistoryWriter:
         self.work = OtherWork(rng=rng, user_first=self.user, colleagues=colleagues, company=company,
                               projects=projects, files=[f for f in files if clean(f)], avoid=clean,
                               currency=currency, absences=absences,
-                              names_day=calls_back(self.names_task_moment))
+                              names_day=self.checks.names_task_moment)
         self.decks = Decks(threads().lines, rng)
         self.said: set[str] = set()
         # a name for the work of pieces that came without one
         self.abouts: dict[tuple[str, str] | str, str] = {}
         self._clean_works: dict[str, bool] = {}  # work name -> clean(name) (see _clean_work)
         self._task_days: dict[date, set[date]] = {}  # a day -> the days the task's values name, read then
-        self._task_moments: dict[date, set[Any]] = {}  # a day -> the days and moments they write, read then
         self._others: dict[tuple[str, str], tuple[str, ...]] = {}  # (must, also) -> the values a line may not hold
         self.colleagues = [c for c in colleagues if c]
         self.absences = list(absences)
@@ -287,7 +334,7 @@ class HistoryWriter:
         self.named_answers = named_answers
         lines = WriterLines(line=calls_back(self._line), lead=calls_back(self._lead), ask=calls_back(self._ask),
                             say_withheld=calls_back(self._say_withheld), slots=calls_back(self._slots),
-                            clean=calls_back(self.clean), free_on=calls_back(self.free_on),
+                            clean=self.checks.clean, free_on=calls_back(self.free_on),
                             keeps_rule=calls_back(self.keeps_rule), new_thread=calls_back(self.new_thread),
                             answer_names_work=calls_back(self.answer_names_work))
         self.decoys = DecoyTalk(rng=rng, lines=lines, names=self.names, pieces=self.pieces, values=self.values,
@@ -323,36 +370,16 @@ class HistoryWriter:
                        for name, first, last in self.absences)
 
     def names_task_moment(self, text: str, day: date) -> bool:
-        """Whether ``text``, said on ``day``, names in words a day or moment a task value writes
-        (``spoken_time.names_any``); the values are read once a day, not for every line drawn."""
-        wanted = self._task_moments.get(day)
-        if wanted is None:
-            wanted = self._task_moments[day] = named_moments(self.values, day)
-        return names_any(text, self.values, day, wanted)
+        """``LineChecks.names_task_moment``."""
+        return self.checks.names_task_moment(text, day)
 
     def talk_clean(self, text: str) -> bool:
-        """``clean``, and naming none of the history's anchors (what small talk and other talk may say)."""
-        low = text.lower()
-        if not self._clean(text, low):
-            return False
-        for anchor in self.anchor_words:  # a plain loop, as in clean
-            if anchor in low and _anchor_pattern(anchor).search(low):
-                return False
-        return True
+        """``LineChecks.talk_clean``."""
+        return self.checks.talk_clean(text)
 
     def clean(self, text: str) -> bool:
-        """Whether ``text`` holds no task value, no checked answer and is no line said elsewhere."""
-        return self._clean(text, text.lower())
-
-    def _clean(self, text: str, low: str) -> bool:
-        """``clean`` for ``text`` lower-cased already (``low``): small talk asks ``talk_clean`` of
-        every line it draws, which needs the lower case too."""
-        for value in self.values:  # a plain loop: the line is asked of every candidate line
-            if value in low:
-                return False
-        if self.banned and " ".join(low.split()) in self.banned:
-            return False
-        return not self.answers.any_in(text)
+        """``LineChecks.clean``."""
+        return self.checks.clean(text)
 
     # -- task threads -------------------------------------------------------------------------
 
@@ -470,7 +497,7 @@ class HistoryWriter:
         the same few works event after event (what ``clean`` reads never changes in a history)."""
         found = self._clean_works.get(work)
         if found is None:
-            found = self._clean_works[work] = self.clean(work)
+            found = self._clean_works[work] = self.checks.clean(work)
         return found
 
     def _slots(self, about: str, when: datetime) -> dict[str, Any]:
@@ -643,7 +670,7 @@ class HistoryWriter:
         days = self._task_days.get(day)
         if days is None:
             days = self._task_days[day] = task_days(day, self.values)
-        return all(self.clean(t) and not names_task_day(t, day, self.values, days) and self.free_on(t, when)
+        return all(self.checks.clean(t) and not names_task_day(t, day, self.values, days) and self.free_on(t, when)
                    for t in said if t)
 
     def thread_block(self, events: list[Event], clock: SessionClock) -> list[TurnSpec]:
