@@ -85,7 +85,8 @@ R = TypeVar("R")
 def calls_back(method: Callable[P, R]) -> Callable[P, R]:
     """A bound ``method`` called without holding its object: a part that the history writer holds
     and that calls back into it this way makes no reference cycle with it, so a history's objects
-    are freed by reference counting once it is written (not left to the cycle collector)."""
+    are freed by reference counting once it is written (not left to the cycle collector). The
+    object must outlive the callable, as a writer outlives the parts it holds."""
     func, owner = method.__func__, weakref.ref(method.__self__)  # type: ignore[attr-defined]
 
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
