@@ -657,35 +657,37 @@ def _has_number(text: str, numbers: Iterable[float], worded: bool = True) -> boo
     """Whether ``_numbers_in(text)`` holds one of ``numbers``: the amounts in words, the slowest to
     read (text2num and every figure pass again), are read only where the figures and counts hold
     none of them (``worded``: one of them is a hundred or more, what such an amount always is)."""
-    figures, spelled = _figures_and_counts(text)
+    figures, plain = _figures_and_counts(text)
     if not figures.isdisjoint(numbers):
         return True
-    return worded and spelled and not _worded_amounts(text).isdisjoint(numbers)
+    return worded and plain is not None and not _worded_amounts(text).isdisjoint(numbers)
 
 
 MAX_KEPT_HAYSTACK_CHARS = 64 * 1024  # a longer text is read afresh each time, never kept
 
 
 @remembered_text(512, MAX_KEPT_HAYSTACK_CHARS)  # one office's files are searched by check after check
-def _figures_and_counts(text: str) -> tuple[frozenset[float], bool]:
+def _figures_and_counts(text: str) -> tuple[frozenset[float], str | None]:
     """The figures of their own of a normalized text and the counts from 2 to 99 it writes in words;
-    and whether it spells a number (else it writes no amount in words, see ``_worded_amounts``)."""
+    and, where it spells a number, the text with its thousands separators, dates and clock times
+    taken out, whose words ``_worded_amounts`` reads (None: it writes no amount in words)."""
     plain = _figures_only(without_thousands(text))
     found = {float(n) for n in set(_figure_patterns(_reads_as_ascii(plain)).number.findall(plain))}  # each figure once
     if not _spells_number(plain):
-        return frozenset(found), False
+        return frozenset(found), None
     found |= {float(n) for n in spelled_numbers(plain)} & _SPELLED_VALUES
-    return frozenset(found), True
+    return frozenset(found), plain
 
 
 @remembered_text(512, MAX_KEPT_HAYSTACK_CHARS)
 def _worded_amounts(text: str) -> frozenset[float]:
     """The amounts of a hundred or more a normalized text writes in words ("twenty-four thousand",
     "two hundred and two point one five"); below a hundred only the counts stand ("first" is no 1,
-    "one" is a pronoun too)."""
-    if not _figures_and_counts(text)[1]:
+    "one" is a pronoun too). The words are read in what ``_figures_and_counts`` took out already."""
+    plain = _figures_and_counts(text)[1]
+    if plain is None:
         return frozenset()
-    worded = _figures_only(without_thousands(words_as_digits(_figures_only(without_thousands(text)))))
+    worded = _figures_only(without_thousands(words_as_digits(plain)))
     return frozenset(v for v in map(float, _figure_patterns(_reads_as_ascii(worded)).number.findall(worded))
                      if v >= _WORDED_AMOUNTS_FROM)
 
