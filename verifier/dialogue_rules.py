@@ -23,7 +23,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
-from itertools import accumulate
+from itertools import accumulate, chain, compress
 from typing import Any
 
 from generators.derivation import PRESUPPOSED, file_parts, follows, names_a_copy
@@ -141,11 +141,12 @@ class ValueHolder:
         if found is None:
             found = self._written_in(_written_forms(value))
             for day, indices in self._days().items():  # most values name no day: asked once a day
-                if self._wanted(value, day) is None:
+                wanted = self._wanted(value, day)
+                if wanted is None:
                     continue
                 for index in indices:
                     if not found[index]:
-                        found[index] = self._said_in_words(index, value, day)
+                        found[index] = wanted in self._times(index, day)
             self._held[value] = found
         return found
 
@@ -199,11 +200,14 @@ class ValueHolder:
     def _said_in_words(self, index: int, value: str, day: date) -> bool:
         """Whether turn ``index``, said on ``day``, names ``value`` (a day or a moment) in words."""
         wanted = self._wanted(value, day)
-        if wanted is None:
-            return False
-        if index not in self.read:
-            self.read[index] = {found.when for found in read_times(self.turns[index][3], day)}
-        return wanted in self.read[index]
+        return wanted is not None and wanted in self._times(index, day)
+
+    def _times(self, index: int, day: date) -> set[Any]:
+        """The days and moments turn ``index``, said on ``day``, names in words (read once)."""
+        times = self.read.get(index)
+        if times is None:
+            times = self.read[index] = {found.when for found in read_times(self.turns[index][3], day)}
+        return times
 
     def held_wrong(self, value: str) -> list[bool]:
         """For each turn, whether it holds ``value`` (:meth:`held`) or, for a file in a folder, its
@@ -214,10 +218,13 @@ class ValueHolder:
         in it is no file. The list is shared, not to be changed."""
         found = self._held_wrong.get(value)
         if found is None:
-            pattern = _wrong_name(value)
-            held = self.held(value)
-            found = self._held_wrong[value] = held if pattern is None else [
-                h or pattern.search(turn[3]) is not None for h, turn in zip(held, self.turns)]
+            name = _wrong_name(value)
+            found = held = self.held(value)
+            if name is not None:  # looked for in the turns that hold its letters at all
+                found = list(held)
+                for index in compress(range(len(found)), self._written_in((name.word,))):
+                    found[index] = found[index] or name.search(self.turns[index][3])
+            self._held_wrong[value] = found
         return found
 
     def names_anchor(self, index: int, anchor: str, base: str) -> bool:
@@ -232,7 +239,7 @@ def _written_forms(value: str) -> tuple[str, ...]:
     return (value.lower(), window.lower()) if window else (value.lower(),)
 
 
-def _wrong_name(value: str) -> re.Pattern[str] | None:
+def _wrong_name(value: str) -> "FileName | None":
     """What else names ``value`` when it is an earlier or near-miss value (:meth:`ValueHolder.held_wrong`):
     a file in a folder by its bare name, a file without a folder by its name without its ending
     where that name is no plain word; None for any other value."""
@@ -240,12 +247,42 @@ def _wrong_name(value: str) -> re.Pattern[str] | None:
     if not name:  # a file without a folder, by its name without its ending
         parts = file_parts(value.strip())
         stem = parts[0] if parts is not None and names_a_copy(parts[0]) else ""
-        return re.compile(rf"(?<![\w./-]){re.escape(stem.lower())}(?![\w-]|\.\w)") if stem else None
-    return re.compile(rf"(?<![\w./-]){re.escape(name.lower())}(?![\w-])")
+        return FileName(stem.lower(), stem=True) if stem else None
+    return FileName(name.lower(), stem=False)
+
+
+def _word_char(char: str) -> bool:
+    """A character the regular expressions' ``\\w`` matches (str patterns: a letter, a digit or "_")."""
+    return char.isalnum() or char == "_"
+
+
+class FileName:
+    """A file's name as a text names it: ``word`` not inside a path, a longer name or a word
+    (``(?<![\\w./-])word(?![\\w-])``), and for a name without its ending (``stem``) not followed by
+    one either (``(?!\\.\\w)``). Looked for with ``str.find`` rather than a pattern made for each
+    value: a build checks a few new values a task, and compiling their patterns cost more than
+    the look-ups."""
+
+    def __init__(self, word: str, stem: bool) -> None:
+        self.word, self.stem = word, stem
+
+    def search(self, text: str) -> bool:
+        """Whether ``text`` names the file."""
+        word, size = self.word, len(self.word)
+        at = text.find(word)
+        while at != -1:
+            end = at + size
+            if ((at == 0 or not (_word_char(text[at - 1]) or text[at - 1] in "./-"))
+                    and (end == len(text) or not (_word_char(text[end]) or text[end] == "-"))
+                    and not (self.stem and text[end:end + 1] == "." and end + 1 < len(text)
+                             and _word_char(text[end + 1]))):
+                return True
+            at = text.find(word, at + 1)
+        return False
 
 
 MAX_MARKS_SEEN = 8  # a build checks a dialogue's marks twice in a row (its verifier, then its evidence gate)
-_MARKS_SEEN: Kept[tuple[str, ...]] = Kept(MAX_MARKS_SEEN)  # frozen (memory, turns) -> problems
+_MARKS_SEEN: Kept[tuple[str, ...]] = Kept(MAX_MARKS_SEEN)  # _Marks((frozen memory, turns)) -> problems
 
 
 def _frozen(value: Any) -> Any:
@@ -266,23 +303,38 @@ def _frozen(value: Any) -> Any:
     return None
 
 
+# the types each field of a plain turn may hold (see _plain)
+_PLAIN_FIELDS: tuple[set[type], ...] = ({str}, {int}, {str}, {str}, {tuple}, {tuple}, {tuple}, {date, type(None)})
+
+
 def _plain(turns: list[MarkedTurn]) -> bool:
     """Whether the turns hold only the types :func:`marked_turns` makes from a valid record (text ids,
-    whole-number days, dates), so equal turns are the same turns. One pass, no set of shapes: a
-    build asks it of every history twice."""
-    for turn in turns:
-        if len(turn) != 8:
-            return False
-        where, day, role, text, evidence, superseded, distractor, said_on = turn
-        if not (type(where) is str and type(day) is int and type(role) is str and type(text) is str
-                and type(evidence) is tuple and type(superseded) is tuple and type(distractor) is tuple
-                and (said_on is None or type(said_on) is date)):
-            return False
-        for ids in (evidence, superseded, distractor):
-            for mid in ids:
-                if type(mid) is not str:
-                    return False
-    return True
+    whole-number days, dates), so equal turns are the same turns. Read field by field (the types of
+    a field's values as a set, in C loops): a build asks it of every history twice."""
+    if not turns:
+        return True
+    if set(map(len, turns)) != {8}:
+        return False
+    fields = list(zip(*turns))
+    if not all(set(map(type, values)) <= allowed for values, allowed in zip(fields, _PLAIN_FIELDS)):
+        return False
+    return set(map(type, chain.from_iterable(chain(fields[4], fields[5], fields[6])))) <= {str}
+
+
+class _Marks:
+    """A dialogue's memory and marks as a key of the problems kept: hashed once (a key of hundreds
+    of turns is hashed again at each look-up of a dict otherwise), equal for equal content."""
+
+    __slots__ = ("content", "_hash")
+
+    def __init__(self, content: tuple[Any, ...]) -> None:
+        self.content, self._hash = content, hash(content)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Marks) and self.content == other.content
 
 
 def mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) -> list[str]:
@@ -290,10 +342,9 @@ def mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) -> list
     its verifier and again in its evidence gate. Keyed on the whole content, so an answer is never
     one for other marks."""
     frozen = _frozen(memory)
-    key = (frozen, tuple(turns)) if frozen is not None and _plain(turns) else None
-    if key is None:
+    if frozen is None or not _plain(turns):
         return find_mark_problems(memory, turns)
-    return list(_MARKS_SEEN.get(key, lambda: tuple(find_mark_problems(memory, turns))))
+    return list(_MARKS_SEEN.get(_Marks((frozen, tuple(turns))), lambda: tuple(find_mark_problems(memory, turns))))
 
 
 def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) -> list[str]:
@@ -321,6 +372,9 @@ def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) ->
             if mid not in known:
                 problems.append(f"{where}: marks {mid!r}, which is not a memory id")
     holder = ValueHolder(turns)
+    # the turns with any mark: each piece's marked turns are looked for among these few
+    marked_any = [i for i, t in enumerate(turns) if t[4] or t[5] or t[6]]
+    everywhere = range(len(turns))
     for m in memory:
         mid, value = m["id"], str(m.get("value") or "")
         name = f"memory {mid} (value {_short(m.get('said_as') or value)})"
@@ -337,26 +391,27 @@ def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) ->
             finals = [bool(relation) and relation in t[3] for t in turns]
         else:
             finals = holder.held(value)
-        holding = [t for t, final in zip(turns, finals) if final]
-        marked = [t for t in holding if mid in t[4]]
+        holding = list(compress(everywhere, finals))
+        marked = [i for i in holding if mid in turns[i][4]]
         if not holding:
             problems.append(f"{name} is missing from the dialogue")
-        for t in holding:
-            if mid not in t[4]:
-                problems.append(f"{t[0]}: holds {name} but its evidence does not list {mid!r}")
+        for i in holding:
+            if mid not in turns[i][4]:
+                problems.append(f"{turns[i][0]}: holds {name} but its evidence does not list {mid!r}")
         if derivation is None:
-            for t, final in zip(turns, finals):
-                if mid in t[4] and not final:
-                    problems.append(f"{t[0]}: evidence lists {mid!r} but the text does not hold its value")
-        if marked and marked[0][2] != "user":
-            problems.append(f"{marked[0][0]}: {name} is first said by the {marked[0][2]}; the user must say it")
-        first_day = marked[0][1] if marked else None
-        first_at = next((i for i, (t, final) in enumerate(zip(turns, finals)) if mid in t[4] and final), None)
+            for i in marked_any:
+                if mid in turns[i][4] and not finals[i]:
+                    problems.append(f"{turns[i][0]}: evidence lists {mid!r} but the text does not hold its value")
+        first_at = marked[0] if marked else None  # the first turn that holds the final value and lists it
+        if first_at is not None and turns[first_at][2] != "user":
+            problems.append(f"{turns[first_at][0]}: {name} is first said by the {turns[first_at][2]}; the user "
+                            "must say it")
+        first_day = turns[first_at][1] if first_at is not None else None
         olds = [str(v) for v in m.get("superseded", ()) if str(v).strip()]
         olds_at = _any_of([holder.held_wrong(v) for v in olds], len(turns))
         before = 0  # superseded turns before the correction: the value that was corrected
-        for i, t in enumerate(turns):
-            holds_old = olds_at[i]
+        for i in _either(compress(everywhere, olds_at), (i for i in marked_any if mid in turns[i][5])):
+            t, holds_old = turns[i], olds_at[i]
             if holds_old and mid not in t[5]:
                 problems.append(f"{t[0]}: holds an earlier value of {mid} but is not marked superseded")
             if mid in t[5]:
@@ -372,12 +427,18 @@ def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) ->
             problems.append(f"{name}: its earlier value is never said before the correction")
         nears = [str(d.get("value", "")) for d in m.get("distractors", ()) if str(d.get("value", "")).strip()]
         nears_at = _any_of([holder.held_wrong(v) for v in nears], len(turns))
-        for t, holds_near in zip(turns, nears_at):
+        for i in _either(compress(everywhere, nears_at), (i for i in marked_any if mid in turns[i][6])):
+            t, holds_near = turns[i], nears_at[i]
             if holds_near and mid not in t[6]:
                 problems.append(f"{t[0]}: holds a near-miss of {mid} but is not marked distractor")
             if mid in t[6] and not holds_near:
                 problems.append(f"{t[0]}: marked distractor for {mid} but holds none of its near-miss values")
     return problems
+
+
+def _either(*indices: Iterable[int]) -> list[int]:
+    """The turn indices in any of ``indices``, in order, each once."""
+    return sorted(set(chain(*indices)))
 
 
 def _any_of(columns: list[list[bool]], count: int) -> list[bool]:
