@@ -113,32 +113,49 @@ def normalize(text: str) -> str:
 def value_tokens(text: str) -> list[str]:
     """The value-like tokens of a text, normalized (case folded; numbers without thousands
     separators; times and dates without inner spaces and dots)."""
-    return _tokens(text) if has_value_token(text) else []
-
-
-def _tokens(text: str) -> list[str]:
-    found: list[str] = []
-    for match in value_re().finditer(text):
-        kind = match.lastgroup
-        token = match.group(0).casefold()
-        if kind == "number":
-            token = token.replace(",", "")
-        elif kind in ("time", "date"):
-            token = re.sub(r"[\s.,]", "", token)
-        found.append(f"{kind}:{token}")
-    return found
+    finder = _value_finder()
+    return finder.tokens(text) if finder.has(text) else []
 
 
 def has_value_token(text: str) -> bool:
     """A digit, a clock time, a file name or an e-mail address."""
-    if _DIGIT_RE.search(text):
-        return True
-    if "@" in text and _EMAIL_RE.search(text):
-        return True
-    if "." in text and _extension_re().search(text):
-        return True
-    lower = text.lower()
-    return ("noon" in lower or "midnight" in lower) and _CLOCK_WORD_RE.search(lower) is not None
+    return _value_finder().has(text)
+
+
+class _ValueFinder:
+    """:func:`has_value_token` and the tokens of :func:`value_tokens`, with the registry's
+    patterns looked up once (a record's cues ask them of every turn)."""
+
+    def __init__(self) -> None:
+        self._extension = _extension_re().search
+        self._values = value_re().finditer
+
+    def has(self, text: str) -> bool:
+        if _DIGIT_RE.search(text):
+            return True
+        if "@" in text and _EMAIL_RE.search(text):
+            return True
+        if "." in text and self._extension(text):
+            return True
+        lower = text.lower()
+        return ("noon" in lower or "midnight" in lower) and _CLOCK_WORD_RE.search(lower) is not None
+
+    def tokens(self, text: str) -> list[str]:
+        found: list[str] = []
+        for match in self._values(text):
+            kind = match.lastgroup
+            token = match.group(0).casefold()
+            if kind == "number":
+                token = token.replace(",", "")
+            elif kind in ("time", "date"):
+                token = re.sub(r"[\s.,]", "", token)
+            found.append(f"{kind}:{token}")
+        return found
+
+
+@registry_cache(maxsize=1)
+def _value_finder() -> _ValueFinder:
+    return _ValueFinder()
 
 
 def acknowledges(text: str) -> bool:
@@ -178,7 +195,8 @@ def record_cues(record: dict[str, Any]) -> dict[str, Any]:
     """What the dataset figures need of one record, JSON-able: the normalized text of each turn,
     the positions of its user, evidence and cue turns, its memory dynamics and its work turns. A
     build computes it where the record is made (in parallel) and the card sums it. One walk over
-    the turns gives all of it (the memory dynamics' turn facts too: :func:`_note_turn`)."""
+    the turns gives all of it (the memory dynamics' turn facts too, as :func:`_note_turn` notes
+    them), written out in the loop: it runs for every turn of every task built."""
     texts: list[str] = []
     users: list[int] = []
     evidence: list[int] = []
@@ -194,33 +212,45 @@ def record_cues(record: dict[str, Any]) -> dict[str, Any]:
     shapes: set[str] = set()
     distractor = False
     days: dict[str, set] = {}  # memory id -> the days of its evidence turns
-    for day, position, turn, following in _turns(record):
-        text = _text(turn)
-        texts.append(normalize(text))
-        user = turn.get("role") == "user"
-        work += bool(turn.get("thread"))
-        ids, marked_distractor = _note_turn(day, turn, days)
-        distractor = distractor or marked_distractor
-        if ids:
-            evidence.append(position)
+    position = 0  # in the history
+    valued_text = _value_finder()
+    for session in _sessions(record):
+        day = session.get("day", 0)
+        turns = [t for t in session.get("turns") or [] if isinstance(t, dict)]
+        for i, turn in enumerate(turns):
+            text = str(turn.get("text") or "")
+            texts.append(" ".join(text.split()).casefold())  # normalize(text)
+            user = turn.get("role") == "user"
+            work += bool(turn.get("thread"))
+            ids = turn.get("evidence")
+            if isinstance(ids, list) and ids:
+                for memory_id in ids:
+                    days.setdefault(str(memory_id), set()).add(day)
+                evidence.append(position)
+                if user:
+                    user_evidence.append(position)
+            if not distractor:
+                near = turn.get("distractor")
+                distractor = isinstance(near, list) and len(near) > 0
+            valued = valued_text.has(text)
+            if valued:
+                for token in valued_text.tokens(text):
+                    first.setdefault(token, position)
+                    last[token] = position
             if user:
-                user_evidence.append(position)
-        valued = has_value_token(text)
-        for token in _tokens(text) if valued else ():
-            first.setdefault(token, position)
-            last[token] = position
-        if not user:
-            continue
-        core, shape = repeat_keys(text)
-        near_repeats += core in cores
-        shape_repeats += shape in shapes
-        cores.add(core)
-        shapes.add(shape)
-        users.append(position)
-        if valued:
-            value_token.append(position)
-        if following is not None and following.get("role") == "assistant" and acknowledges(_text(following)):
-            acknowledged.append(position)
+                core, shape = repeat_keys(text)
+                near_repeats += core in cores
+                shape_repeats += shape in shapes
+                cores.add(core)
+                shapes.add(shape)
+                users.append(position)
+                if valued:
+                    value_token.append(position)
+                following = turns[i + 1] if i + 1 < len(turns) else None
+                if (following is not None and following.get("role") == "assistant"
+                        and acknowledges(_text(following))):
+                    acknowledged.append(position)
+            position += 1
     cues["near_repeats"] = near_repeats
     cues["shape_repeats"] = shape_repeats
     cues["first_last_mention"] = sorted({*first.values(), *last.values()})
