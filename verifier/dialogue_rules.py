@@ -19,11 +19,13 @@ and turn (both 1-based) so that a generator can repair exactly that spot:
 
 from __future__ import annotations
 
+import operator
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from itertools import accumulate, chain, compress
+from operator import attrgetter
 from typing import Any
 
 from generators.derivation import PRESUPPOSED, file_parts, follows, names_a_copy
@@ -85,10 +87,6 @@ def _where(day: int, turn: int) -> str:
 
 def _short(value: str, limit: int = 40) -> str:
     return repr(value if len(value) <= limit else value[: limit - 3] + "...")
-
-
-def _days(sessions: list[Session]) -> list[int]:
-    return [session.day for session in sessions for _ in session.turns]
 
 
 # (where, day, role, lower-cased text, evidence ids, superseded ids, distractor ids, the date it was said)
@@ -367,13 +365,14 @@ def find_mark_problems(memory: list[dict[str, Any]], turns: list[MarkedTurn]) ->
     """
     problems: list[str] = []
     known = {m.get("id") for m in memory}
-    for where, _, _, _, evidence, superseded, distractor, _ in turns:
-        for mid in (*evidence, *superseded, *distractor):
-            if mid not in known:
-                problems.append(f"{where}: marks {mid!r}, which is not a memory id")
+    marked_any = []  # the turns with any mark: each piece's marked turns are looked for among these few
+    for index, (where, _, _, _, evidence, superseded, distractor, _) in enumerate(turns):
+        if evidence or superseded or distractor:
+            marked_any.append(index)
+            for mid in (*evidence, *superseded, *distractor):
+                if mid not in known:
+                    problems.append(f"{where}: marks {mid!r}, which is not a memory id")
     holder = ValueHolder(turns)
-    # the turns with any mark: each piece's marked turns are looked for among these few
-    marked_any = [i for i, t in enumerate(turns) if t[4] or t[5] or t[6]]
     everywhere = range(len(turns))
     for m in memory:
         mid, value = m["id"], str(m.get("value") or "")
@@ -508,11 +507,14 @@ def check_dialogue(draft: TaskDraft, sessions: Iterable[Session | Mapping[str, A
     problems, dates = _day_problems(read, min_days, now)
     problems += _turn_problems(read, dates)
     flat: list[tuple[str, Turn, str]] = []  # (where, turn, lower-cased text)
-    for session in read:
+    marked: list[MarkedTurn] = []  # the same turns as mark_problems reads them
+    for session, said_on in zip(read, dates):
+        day = session.day
         for number, turn in enumerate(session.turns, 1):
-            text = turn.text if isinstance(turn.text, str) else ""
-            flat.append((_where(session.day, number), turn, text.lower()))
-    problems += _memory_problems(draft, read, dates, flat)
+            where, low = f"day {day} turn {number}", (turn.text if isinstance(turn.text, str) else "").lower()
+            flat.append((where, turn, low))
+            marked.append((where, day, turn.role, low, turn.evidence, turn.superseded, turn.distractor, said_on))
+    problems += _memory_problems(draft, marked)
     problems += _repeat_and_claim_problems(flat)
     return Verdict(not problems, "\n".join(problems) if problems else "ok")
 
@@ -555,6 +557,8 @@ def _turn_problems(sessions: list[Session], dates: list[date | None]) -> list[st
     date and increasing."""
     problems: list[str] = []
     for session, day in zip(sessions, dates):
+        if _turns_hold(session.turns, day):
+            continue  # (most sessions: the turns are looked at one by one only when some rule fails)
         label = f"day {session.day}"
         if not session.turns:
             problems.append(f"{label}: the session has no turns")
@@ -590,17 +594,36 @@ def _turn_problems(sessions: list[Session], dates: list[date | None]) -> list[st
     return problems
 
 
-def _memory_problems(draft: TaskDraft, sessions: list[Session], dates: list[date | None],
-                     flat: list[tuple[str, Turn, str]]) -> list[str]:
+_ROLE, _TEXT, _TS = attrgetter("role"), attrgetter("text"), attrgetter("ts")
+
+
+def _turns_hold(turns: tuple[Turn, ...], day: date | None) -> bool:
+    """Whether a session's turns keep every rule :func:`_turn_problems` checks: told field by field
+    in C loops (the loop there asks each turn in Python, for the words of a problem)."""
+    if not turns:
+        return False
+    roles = list(map(_ROLE, turns))
+    users, assistants = roles[::2], roles[1::2]
+    if users.count("user") != len(users) or assistants.count("assistant") != len(assistants):
+        return False
+    texts = list(map(_TEXT, turns))
+    if set(map(type, texts)) != {str} or not all(map(str.strip, texts)):
+        return False
+    try:
+        stamps = list(map(datetime.fromisoformat, map(_TS, turns)))
+        return ((day is None or set(map(datetime.date, stamps)) == {day})
+                and all(map(operator.lt, stamps, stamps[1:])))
+    except (TypeError, ValueError):  # a bad timestamp, or one with a zone beside one without
+        return False
+
+
+def _memory_problems(draft: TaskDraft, turns: list[MarkedTurn]) -> list[str]:
     """Distinct memory ids, the marks of each piece (:func:`mark_problems`), and no value in the intent."""
     problems: list[str] = []
     ids = [p.id for p in draft.memory]
     for dup in sorted({i for i in ids if ids.count(i) > 1}):
         problems.append(f"memory id {dup!r} is used by more than one piece")
-    said_on = [day for session, day in zip(sessions, dates) for _ in session.turns]
-    problems += mark_problems([p.to_dict() for p in draft.memory],
-                              [(where, session_day, turn.role, low, turn.evidence, turn.superseded, turn.distractor, on)
-                               for (where, turn, low), session_day, on in zip(flat, _days(sessions), said_on)])
+    problems += mark_problems([p.to_dict() for p in draft.memory], turns)
     intent = draft.intent or ""
     for piece in draft.memory:
         if piece.value and says_value(intent, piece.value):

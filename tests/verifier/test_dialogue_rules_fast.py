@@ -1,27 +1,37 @@
-"""The memory marks' checks read faster (``verifier.dialogue_rules``) answer as their plain readings do:
-a file's name found with ``str.find`` as its pattern finds it, and the marks' problems found among
-the marked turns as a pass over every turn finds them."""
+"""The dialogue rules read faster (``verifier.dialogue_rules``) answer as their plain readings do: a
+file's name found with ``str.find`` as its pattern finds it, the marks' problems found among the
+marked turns as a pass over every turn finds them, and a whole dialogue's verdict, its sessions told
+sound in C loops, as the verdict of a loop over every turn."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 import sys
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
+from generators.dialogue_offline import generate_dialogue, plan_dialogue
+from generators.model import Distractor, MemoryPiece, Session, TaskDraft, Turn, Verdict
 from verifier.dialogue_rules import (
     _MARKS_SEEN,
     FileName,
     ValueHolder,
     _any_of,
+    _day_problems,
     _derivation,
     _derived_problems,
+    _repeat_and_claim_problems,
+    _session,
     _short,
+    _where,
     _word_char,
     _wrong_name,
+    check_dialogue,
     find_mark_problems,
     mark_problems,
+    says_value,
 )
 
 
@@ -208,3 +218,154 @@ def test_marks_whose_hashes_meet_are_told_apart():
         answers.append(mark_problems(memory, turns))
         assert answers[-1] == _reference_problems(memory, turns)
     assert answers[0] != answers[1]
+
+
+# -- a whole dialogue ----------------------------------------------------------------------------
+
+def _turn_problems(sessions: list[Session], dates: list[date | None]) -> list[str]:
+    """``_turn_problems`` as it was: every turn of every session asked in turn."""
+    problems: list[str] = []
+    for session, day in zip(sessions, dates):
+        label = f"day {session.day}"
+        if not session.turns:
+            problems.append(f"{label}: the session has no turns")
+            continue
+        last_ts: datetime | None = None
+        previous = ""
+        for number, turn in enumerate(session.turns, 1):
+            role = turn.role
+            if role not in ("user", "assistant"):
+                problems.append(f"{_where(session.day, number)}: unknown role {role!r}")
+            elif number == 1 and role != "user":
+                problems.append(f"{_where(session.day, number)}: the session is opened by the {role}; "
+                                "the user opens each session")
+            elif number > 1 and role == previous:
+                problems.append(f"{_where(session.day, number)}: two {role} turns in a row (turns {number - 1} "
+                                f"and {number}); roles must alternate")
+            previous = role
+            if not isinstance(turn.text, str) or not turn.text.strip():
+                problems.append(f"{_where(session.day, number)}: empty turn")
+            try:
+                stamp = datetime.fromisoformat(turn.ts)
+            except (TypeError, ValueError):
+                problems.append(f"{_where(session.day, number)}: bad timestamp {turn.ts!r} "
+                                "(expected YYYY-MM-DDTHH:MM:SS)")
+                continue
+            if day is not None and stamp.date() != day:
+                problems.append(f"{_where(session.day, number)}: timestamp {turn.ts} is not on the session date {day}")
+            if last_ts is not None and stamp <= last_ts:
+                problems.append(f"{_where(session.day, number)}: timestamp {turn.ts} is not after the previous "
+                                f"turn's ({last_ts.isoformat(timespec='seconds')}); timestamps must increase")
+            last_ts = stamp
+    return problems
+
+
+def _check_dialogue(draft: TaskDraft, sessions: list[Any], min_days: int, now: datetime | None) -> Verdict:
+    """``check_dialogue`` as it was: the turns listed for each check apart, the marks' problems found afresh."""
+    try:
+        read = [_session(s) for s in sessions]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return Verdict(False, f"dialogue is malformed: {exc!r}")
+    problems, dates = _day_problems(read, min_days, now)
+    problems += _turn_problems(read, dates)
+    flat = []
+    for session in read:
+        for number, turn in enumerate(session.turns, 1):
+            text = turn.text if isinstance(turn.text, str) else ""
+            flat.append((_where(session.day, number), turn, text.lower()))
+    ids = [p.id for p in draft.memory]
+    for dup in sorted({i for i in ids if ids.count(i) > 1}):
+        problems.append(f"memory id {dup!r} is used by more than one piece")
+    said_on = [day for session, day in zip(read, dates) for _ in session.turns]
+    days = [session.day for session in read for _ in session.turns]
+    problems += _reference_problems([p.to_dict() for p in draft.memory],
+                                    [(where, session_day, turn.role, low, turn.evidence, turn.superseded,
+                                      turn.distractor, on) for (where, turn, low), session_day, on in
+                                     zip(flat, days, said_on)])
+    intent = draft.intent or ""
+    for piece in draft.memory:
+        if piece.value and says_value(intent, piece.value):
+            problems.append(f"intent leaks memory {piece.id} (value {_short(piece.value)})")
+    problems += _repeat_and_claim_problems(flat)
+    return Verdict(not problems, "\n".join(problems) if problems else "ok")
+
+
+NOW = datetime(2024, 5, 20, 9, 30)
+DRAFT_PIECES = [
+    MemoryPiece("m1", "fact", "the review is at 2024-05-23 15:00", "2024-05-23 15:00", thread="t1",
+                superseded=("2024-05-22 10:00",), cue="meeting_time", about="the review meeting"),
+    MemoryPiece("m2", "fact", "the review is called Vendor review", "Vendor review", thread="t1",
+                cue="meeting_title", about="the review meeting",
+                distractors=(Distractor("Budget check-in", "the Budget check-in is a different meeting"),)),
+    MemoryPiece("m3", "fact", "the summary lives in report_q3.docx", "report_q3.docx", thread="t2",
+                cue="document", about="the summary mail"),
+]
+
+
+def _dialogue(seed: int) -> tuple[TaskDraft, list[Session]]:
+    draft = TaskDraft(family="hand", apps=["word", "email"], difficulty="easy", description="full description",
+                      intent="Prepare the review.", subtasks=["do it"], evaluation=[], memory=DRAFT_PIECES,
+                      query="Do the task.", oracle=[])
+    plan, draft = plan_dialogue(draft, seed=seed, now=NOW, days=5)
+    return draft, generate_dialogue(draft, seed=seed, plan=plan, now=NOW, user_first="Alex",
+                                    colleagues=["Sam", "Priya"], company="Northwind", projects=["Project Heron"],
+                                    city="Leeds", files=["data/budget_2024.xlsx"])
+
+
+def _broken(rng: random.Random, sessions: list[Session]) -> list[Any]:
+    """``sessions`` with a few turns, days or dates changed (or none)."""
+    out = list(sessions)
+    for _ in range(rng.choice((0, 0, 1, 1, 2, 3))):
+        s = rng.randrange(len(out))
+        turns = list(out[s].turns)
+        change = rng.randrange(9)
+        if change == 8 or not turns:
+            out[s] = dataclasses.replace(out[s], **rng.choice([{"day": s + 2}, {"date": "2024-05-1x"}, {"turns": ()},
+                                                              {"date": out[max(s - 1, 0)].date}]))
+            continue
+        n = rng.randrange(len(turns))
+        turn = turns[n]
+        if change == 0:
+            turns[n] = turn._replace(role=rng.choice(["user", "assistant", "bot", None]))
+        elif change == 1:
+            turns[n] = turn._replace(text=rng.choice(["", "  ", None, turns[0].text, "I've sent it.", "Noted 14:00."]))
+        elif change == 2:
+            turns[n] = turn._replace(ts=rng.choice(["bad", None, turns[0].ts, "2024-05-01T08:00:00",
+                                                    turn.ts + "+02:00", turn.ts[:10] + " " + turn.ts[11:16]]))
+        elif change == 3:
+            turns[n], turns[-1] = turns[-1], turns[n]
+        elif change == 4:
+            del turns[n]
+        elif change == 5:
+            turns[n] = turn._replace(evidence=rng.choice([(), ("m1",), ("m9",), ("m2", "m3")]))
+        elif change == 6:
+            turns[n] = turn._replace(superseded=rng.choice([(), ("m1",)]), distractor=rng.choice([(), ("m2",)]))
+        else:
+            turns.insert(n, Turn("user", "Sorry, where was I?", turn.ts))
+        out[s] = dataclasses.replace(out[s], turns=tuple(turns))
+    return [s.to_dict() for s in out] if rng.random() < 0.2 else out
+
+
+def test_a_dialogues_verdict_is_that_of_a_loop_over_every_turn():
+    rng = random.Random(4)
+    failed = 0
+    for seed in range(6):
+        draft, sessions = _dialogue(seed)
+        assert check_dialogue(draft, sessions, now=NOW).passed
+        for _ in range(150):
+            broken = _broken(rng, sessions)
+            min_days, now = rng.choice((5, 6)), rng.choice((NOW, None, datetime(2024, 5, 15)))
+            expected = _verdict(lambda: _check_dialogue(draft, broken, min_days, now))
+            failed += expected != (True, "ok")
+            _MARKS_SEEN.clear()
+            assert _verdict(lambda: check_dialogue(draft, broken, min_days=min_days, now=now)) == expected
+    assert failed > 500
+
+
+def _verdict(check: Any) -> tuple[Any, str]:
+    """A verdict's pass and lines, or the error it raised (a zone beside none cannot be ordered)."""
+    try:
+        verdict = check()
+    except TypeError as exc:
+        return TypeError, str(exc)
+    return verdict.passed, verdict.feedback
