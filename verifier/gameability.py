@@ -213,7 +213,7 @@ def record_cues(record: dict[str, Any]) -> dict[str, Any]:
     distractor = False
     days: dict[str, set] = {}  # memory id -> the days of its evidence turns
     position = 0  # in the history
-    valued_text = _value_finder()
+    finder = _value_finder()
     for session in _sessions(record):
         day = session.get("day", 0)
         turns = [t for t in session.get("turns") or [] if isinstance(t, dict)]
@@ -232,9 +232,9 @@ def record_cues(record: dict[str, Any]) -> dict[str, Any]:
             if not distractor:
                 near = turn.get("distractor")
                 distractor = isinstance(near, list) and len(near) > 0
-            valued = valued_text.has(text)
+            valued = finder.has(text)
             if valued:
-                for token in valued_text.tokens(text):
+                for token in finder.tokens(text):
                     first.setdefault(token, position)
                     last[token] = position
             if user:
