@@ -1,6 +1,6 @@
-"""iCalendar files (.ics) through the ``icalendar`` library (a plain calendar :func:`build` makes, and
-a plain event :func:`with_event` adds, is written directly, in the bytes icalendar writes: tests
-hold the two equal).
+"""iCalendar files (.ics) through the ``icalendar`` library (a plain calendar :func:`build` makes, a
+plain event :func:`with_event` adds, and a plain calendar :func:`without_events` deletes from, is
+written directly, in the bytes icalendar writes: tests hold the two equal).
 
 Times are compared as naive datetimes: aware times are converted to UTC, all-day dates start
 at midnight. New events get a UID and DTSTAMP derived from their content and the office clock
@@ -13,6 +13,7 @@ its calendars next find them parsed.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -164,7 +165,7 @@ def _event_bytes(owner: str, stamp: datetime | None, *fields: Any) -> bytes:
     written directly when it is plain (:func:`_plain_calendar`), else by icalendar."""
     event = CalendarEvent(*fields)
     stamp_line = _plain_stamp(stamp)
-    lines = None if stamp_line is None else _plain_event(event, owner, stamp_line)
+    lines = None if stamp_line is None else _plain_event(event, _uid(event, owner), stamp_line)
     plain = None if lines is None else _plain_text(lines)
     if plain is not None:
         return plain
@@ -189,10 +190,24 @@ def remove_events(calendar: icalendar.Calendar, summary: str) -> int:
 @remembered  # a task's replays delete the same event from the same calendar again (office_env.formats.built)
 def without_events(data: bytes, summary: str, label: str) -> tuple[bytes | None, int]:
     """The calendar ``data`` (read from ``label``) with every event titled ``summary`` removed
-    (``remove_events``), and how many were; no bytes when none was."""
-    calendar = parse(data, label)
-    removed = remove_events(calendar, summary)
-    return (to_bytes(calendar) if removed else None), removed
+    (``remove_events``), and how many were; no bytes when none was. A plain calendar
+    (:func:`_plain_blocks`) loses the lines of those events without a parse, and the events left
+    are remembered by content as a parse reads them; any other is parsed and written by icalendar."""
+    blocks = _plain_blocks(data)
+    if blocks is None:
+        calendar = parse(data, label)
+        removed = remove_events(calendar, summary)
+        return (to_bytes(calendar) if removed else None), removed
+    wanted = summary.strip().lower()
+    kept = [(event, lines) for event, lines in blocks if event.summary.strip().lower() != wanted]
+    if len(kept) == len(blocks):
+        return None, 0
+    text = "\r\n".join([*_PLAIN_HEAD, *(line for _, lines in kept for line in lines), _PLAIN_END, ""])
+    written = text.encode("utf-8")
+    known = _known_events([event for event, _ in kept])
+    if known is not None:  # always: a plain calendar's texts and times are known ones
+        remember_content("ics", written, known)
+    return written, len(blocks) - len(kept)
 
 
 def to_bytes(calendar: icalendar.Calendar) -> bytes:
@@ -216,6 +231,7 @@ def build(events: list[CalendarEvent], owner: str, stamp: datetime | None = None
 
 # The longest content line icalendar writes unfolded (75 octets and more are folded).
 _UNFOLDED_BYTES = 74
+_PLAIN_HEAD = ("BEGIN:VCALENDAR", "VERSION:2.0", f"PRODID:{PRODID}")  # a plain calendar's first lines
 
 
 def _plain_calendar(events: list[CalendarEvent], owner: str, stamp: datetime | None) -> bytes | None:
@@ -229,9 +245,9 @@ def _plain_calendar(events: list[CalendarEvent], owner: str, stamp: datetime | N
     stamp_line = _plain_stamp(stamp)
     if stamp_line is None:
         return None
-    lines = ["BEGIN:VCALENDAR", "VERSION:2.0", f"PRODID:{PRODID}"]
+    lines = list(_PLAIN_HEAD)
     for event in events:
-        event_lines = _plain_event(event, owner, stamp_line)
+        event_lines = _plain_event(event, _uid(event, owner), stamp_line)
         if event_lines is None:
             return None
         lines += event_lines
@@ -247,14 +263,14 @@ def _plain_stamp(stamp: datetime | None) -> str | None:
     return f"DTSTAMP:{_ical_time(when)}Z"  # icalendar writes a floating stamp as UTC
 
 
-def _plain_event(event: CalendarEvent, owner: str, stamp_line: str) -> list[str] | None:
+def _plain_event(event: CalendarEvent, uid: str, stamp_line: str) -> list[str] | None:
     """The lines of one plain event (see :func:`_plain_calendar`), or None when it is not plain."""
     texts = (event.summary, event.location, event.description)
     if not (_plain_time(event.start) and _plain_time(event.end)
             and all(type(t) is str and t.isprintable() for t in texts)):
         return None
     lines = ["BEGIN:VEVENT", f"SUMMARY:{_escaped(event.summary)}", f"DTSTART:{_ical_time(event.start)}",
-             f"DTEND:{_ical_time(event.end)}", stamp_line, f"UID:{_uid(event, owner)}"]
+             f"DTEND:{_ical_time(event.end)}", stamp_line, f"UID:{uid}"]
     if event.description:
         lines.append(f"DESCRIPTION:{_escaped(event.description)}")
     if event.location:
@@ -270,6 +286,73 @@ def _plain_text(lines: list[str]) -> bytes | None:
             not text.isascii() and any(len(line.encode("utf-8")) > _UNFOLDED_BYTES for line in lines)):
         return None
     return text.encode("utf-8")
+
+
+_PLAIN_END = "END:VCALENDAR"
+_PLAIN_UID = re.compile(r"[0-9a-f]{24}@homeragents")  # as _uid makes them
+_PLAIN_FIELDS = ("BEGIN", "SUMMARY", "DTSTART", "DTEND", "DTSTAMP", "UID")  # a plain event's first lines, in order
+
+
+def _plain_blocks(data: bytes) -> list[tuple[CalendarEvent, list[str]]] | None:
+    """The events of a calendar in the plain form :func:`_plain_calendar` (and :func:`with_event`)
+    writes, each with its lines, read without a parse; None when ``data`` is not exactly in that
+    form: the plain writer must write each event's lines again from what they read as, and its
+    texts must be ones a parse reads back as they are (:func:`_known_text`). The calendar icalendar
+    writes from a parse of such a calendar, less some events, is then the lines of the others (a
+    test compares the two over many calendars)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    lines = text.split("\r\n")
+    if tuple(lines[:3]) != _PLAIN_HEAD or lines[-2:] != [_PLAIN_END, ""] or _plain_text(lines[:-1]) is None:
+        return None
+    blocks = []
+    at, end = 3, len(lines) - 2
+    while at < end:
+        try:
+            stop = lines.index("END:VEVENT", at, end) + 1
+        except ValueError:
+            return None
+        event = _plain_block_event(lines[at:stop])
+        if event is None:
+            return None
+        blocks.append((event, lines[at:stop]))
+        at = stop
+    return blocks
+
+
+def _plain_block_event(lines: list[str]) -> CalendarEvent | None:
+    """The event of one plain event's ``lines``, BEGIN to END (see :func:`_plain_blocks`), or None."""
+    fields = dict(line.partition(":")[::2] for line in lines[:-1])  # a repeated one: not written again below
+    if tuple(fields)[:6] != _PLAIN_FIELDS:
+        return None
+    summary, description, location = (_unescaped(fields.get(name, "")) for name in ("SUMMARY", "DESCRIPTION",
+                                                                                      "LOCATION"))
+    start, end, stamp = _plain_time_of(fields["DTSTART"]), _plain_time_of(fields["DTEND"]), fields["DTSTAMP"]
+    if (summary is None or description is None or location is None or start is None or end is None
+            or not stamp.endswith("Z") or _plain_time_of(stamp[:-1]) is None
+            or not _PLAIN_UID.fullmatch(fields["UID"])):
+        return None
+    event = CalendarEvent(summary, start, end, location, description)
+    return event if _plain_event(event, fields["UID"], f"DTSTAMP:{stamp}") == lines else None
+
+
+def _unescaped(value: str) -> str | None:
+    """A TEXT value as a parse reads it, when that is a :func:`_known_text` (else None)."""
+    text = value.replace(r"\,", ",").replace(r"\;", ";")
+    return text if _known_text(text) else None
+
+
+def _plain_time_of(value: str) -> datetime | None:
+    """A floating DATE-TIME as :func:`_ical_time` writes it, or None."""
+    if len(value) != 15 or value[8] != "T" or not (value[:8] + value[9:]).isdigit() or not value.isascii():
+        return None
+    try:
+        return datetime(int(value[:4]), int(value[4:6]), int(value[6:8]), int(value[9:11]), int(value[11:13]),
+                        int(value[13:]))
+    except ValueError:
+        return None
 
 
 def _plain_time(value: object) -> bool:

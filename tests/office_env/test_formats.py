@@ -575,7 +575,7 @@ def test_an_added_events_bytes_are_the_bytes_icalendar_writes():
         fields = (event.summary, event.start, event.end, event.location, event.description)
         assert ics_io._event_bytes.__wrapped__("alice", stamp, *fields) == _icalendar_event(event, "alice", stamp), event
         stamp_line = ics_io._plain_stamp(stamp)
-        lines = None if stamp_line is None else ics_io._plain_event(event, "alice", stamp_line)
+        lines = None if stamp_line is None else ics_io._plain_event(event, ics_io._uid(event, "alice"), stamp_line)
         plain += lines is not None and ics_io._plain_text(lines) is not None
     assert 50 < plain < 350  # both writers were compared
 
