@@ -654,37 +654,57 @@ def _numbers_in(text: str) -> frozenset[float]:
 
 
 def _has_number(text: str, numbers: Iterable[float], worded: bool = True) -> bool:
-    """Whether ``_numbers_in(text)`` holds one of ``numbers``: the amounts in words, the slowest to
-    read (text2num and every figure pass again), are read only where the figures and counts hold
-    none of them (``worded``: one of them is a hundred or more, what such an amount always is)."""
-    figures, plain = _figures_and_counts(text)
+    """Whether ``_numbers_in(text)`` holds one of ``numbers``, each part read only where the ones
+    before hold none of them: the figures, then the counts in words (only where one of ``numbers``
+    is a count, from 2 to 99), then the amounts in words, the slowest to read (text2num and every
+    figure pass again; ``worded``: one of them is a hundred or more, what such an amount always is)."""
+    figures, plain = _figures_and_plain(text)
     if not figures.isdisjoint(numbers):
         return True
-    return worded and plain is not None and not _worded_amounts(text).isdisjoint(numbers)
+    if plain is None:  # the text spells no number
+        return False
+    if not _SPELLED_VALUES.isdisjoint(numbers) and not _counts(text).isdisjoint(numbers):
+        return True
+    return worded and not _worded_amounts(text).isdisjoint(numbers)
 
 
 MAX_KEPT_HAYSTACK_CHARS = 64 * 1024  # a longer text is read afresh each time, never kept
 
 
-@remembered_text(512, MAX_KEPT_HAYSTACK_CHARS)  # one office's files are searched by check after check
 def _figures_and_counts(text: str) -> tuple[frozenset[float], str | None]:
     """The figures of their own of a normalized text and the counts from 2 to 99 it writes in words;
     and, where it spells a number, the text with its thousands separators, dates and clock times
     taken out, whose words ``_worded_amounts`` reads (None: it writes no amount in words)."""
+    figures, plain = _figures_and_plain(text)
+    return (figures, None) if plain is None else (figures | _counts(text), plain)
+
+
+@remembered_text(512, MAX_KEPT_HAYSTACK_CHARS)  # one office's files are searched by check after check
+def _figures_and_plain(text: str) -> tuple[frozenset[float], str | None]:
+    """The figures of their own of a normalized text, and where it spells a number, the text with
+    its thousands separators, dates and clock times taken out (None: it spells none), whose words
+    ``_counts`` and ``_worded_amounts`` read."""
     plain = _figures_only(without_thousands(text))
-    found = {float(n) for n in set(_figure_patterns(_reads_as_ascii(plain)).number.findall(plain))}  # each figure once
-    if not _spells_number(plain):
-        return frozenset(found), None
-    found |= {float(n) for n in spelled_numbers(plain)} & _SPELLED_VALUES
-    return frozenset(found), plain
+    found = frozenset(map(float, set(_figure_patterns(_reads_as_ascii(plain)).number.findall(plain))))  # each once
+    return found, (plain if _spells_number(plain) else None)
+
+
+@remembered_text(512, MAX_KEPT_HAYSTACK_CHARS)
+def _counts(text: str) -> frozenset[float]:
+    """The counts from 2 to 99 a normalized text writes in words ("five", "twenty-one"): read apart
+    from its figures, as most numbers looked for (an amount, a year) are no count."""
+    plain = _figures_and_plain(text)[1]
+    if plain is None:
+        return frozenset()
+    return frozenset(float(n) for n in spelled_numbers(plain)) & _SPELLED_VALUES
 
 
 @remembered_text(512, MAX_KEPT_HAYSTACK_CHARS)
 def _worded_amounts(text: str) -> frozenset[float]:
     """The amounts of a hundred or more a normalized text writes in words ("twenty-four thousand",
     "two hundred and two point one five"); below a hundred only the counts stand ("first" is no 1,
-    "one" is a pronoun too). The words are read in what ``_figures_and_counts`` took out already."""
-    plain = _figures_and_counts(text)[1]
+    "one" is a pronoun too). The words are read in what ``_figures_and_plain`` took out already."""
+    plain = _figures_and_plain(text)[1]
     if plain is None:
         return frozenset()
     worded = _figures_only(without_thousands(words_as_digits(plain)))

@@ -435,8 +435,8 @@ def _numbers_read_at_once(text: str) -> frozenset[float]:
 
 
 def test_a_number_is_found_as_reading_all_the_numbers_at_once_finds_it(corpus):
-    """``_has_number`` reads the amounts in words only where the figures and counts hold none of the
-    numbers asked about: it answers as reading every number of the text at once, whichever part
+    """``_has_number`` reads the counts in words only where the figures hold none of the numbers asked
+    about and one is a count, and the amounts in words only where the figures and counts hold none: it answers as reading every number of the text at once, whichever part
     is asked first, for numbers below a hundred (counts), above (amounts), and in sets of both."""
     rng = random.Random(9)
     letters = [w for w in [*FIGURES, *PIECES, *kw._UNITS, *kw._TENS, "hundred", "thousand", "point", "and", "a",
@@ -448,7 +448,8 @@ def test_a_number_is_found_as_reading_all_the_numbers_at_once_finds_it(corpus):
                     | {2.0, 21.0, 99.0, 100.0, 300.0, 1200.5, 24000.0, 41600.0, 29254.5, 2024.0})
     worded = 0
     for text in [kw.normalize(t) for t in [*FIGURES, *spelled, *made, *corpus[::8]]]:
-        kw._figures_and_counts.cache_clear()
+        kw._figures_and_plain.cache_clear()
+        kw._counts.cache_clear()
         kw._worded_amounts.cache_clear()
         order = values if rng.random() < 0.5 else values[::-1]
         answers = {v: kw._has_number(text, (v,), v >= 100) for v in order}
