@@ -462,8 +462,7 @@ class _Tracer:
                 said = memory.text
                 if number and _CLOCK_RE.search(said):
                     continue  # "30" is not said by "14:30", nor "16" by "10:00-16:00"
-                if m.get("cue") in OUTPUT_CUES and words in said and re.search(rf"(?<!\w){re.escape(words)}(?!\w)",
-                                                                               said):
+                if m.get("cue") in OUTPUT_CUES and _word_in(words, said):
                     return str(m.get("id"))
         return None
 
@@ -546,8 +545,7 @@ class _Tracer:
                 where, text = f"evaluation[{i}].args.body_excludes[{k}]", normalize(str(word))
                 if any(Haystack(text).has(r) or Haystack(normalize(r)).has(word) for r in required):
                     out.append(f"{where}: {str(word)[:60]!r} overlaps a keyword the mail must hold")
-                elif any(text == n or re.search(rf"(?<!\w){re.escape(text)}(?!\w)", n) or
-                         re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text) for n in names if n):
+                elif any(text == n or _word_in(text, n) or _word_in(n, text) for n in names if n):
                     out.append(f"{where}: {str(word)[:60]!r} is a name every mail between them holds")
                 elif not text or (self.office.find(word, self.read) is None
                                   and not any(hay.has(word) for hay in self.office.superseded.values())):
@@ -635,7 +633,7 @@ class _Tracer:
             self.used.add(mid)
             self.checked.add(mid)
             return f"memory:{mid}"
-        if len(local) >= 3 and re.search(rf"(?<!\w){re.escape(local)}(?!\w)", self.query.text):
+        if len(local) >= 3 and _word_in(local, self.query.text):
             return "query"
         path = self.office.find(f"{local}@") or (self.office.find(value) if "@" in value else None)
         return f"testbed:{path}" if path else None
@@ -751,6 +749,12 @@ def _signs(value: str, text: Haystack) -> bool:
     """A person's full name whose mailbox (their first name) sent or received the text."""
     words = normalize(value).split()
     return len(words) >= 2 and f"{words[0]}@" in text.text
+
+
+def _word_in(words: str, text: str) -> bool:
+    """``words`` stand in ``text`` as words of their own (no word character either side); the
+    pattern is made only for a text that holds them (most names are in no other)."""
+    return words in text and re.search(rf"(?<!\w){re.escape(words)}(?!\w)", text) is not None
 
 
 def _flat(value: Any) -> Iterable[Any]:
