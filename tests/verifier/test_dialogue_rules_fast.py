@@ -13,7 +13,8 @@ from datetime import date, datetime
 from typing import Any
 
 from generators.dialogue_offline import generate_dialogue, plan_dialogue
-from generators.model import Distractor, MemoryPiece, Session, TaskDraft, Turn, Verdict
+from generators.model import Session, TaskDraft, Turn, Verdict
+from tests.generators.test_dialogue import PIECES as DIALOGUE_PIECES
 from verifier.dialogue_rules import (
     _MARKS_SEEN,
     FileName,
@@ -291,15 +292,7 @@ def _check_dialogue(draft: TaskDraft, sessions: list[Any], min_days: int, now: d
 
 
 NOW = datetime(2024, 5, 20, 9, 30)
-DRAFT_PIECES = [
-    MemoryPiece("m1", "fact", "the review is at 2024-05-23 15:00", "2024-05-23 15:00", thread="t1",
-                superseded=("2024-05-22 10:00",), cue="meeting_time", about="the review meeting"),
-    MemoryPiece("m2", "fact", "the review is called Vendor review", "Vendor review", thread="t1",
-                cue="meeting_title", about="the review meeting",
-                distractors=(Distractor("Budget check-in", "the Budget check-in is a different meeting"),)),
-    MemoryPiece("m3", "fact", "the summary lives in report_q3.docx", "report_q3.docx", thread="t2",
-                cue="document", about="the summary mail"),
-]
+DRAFT_PIECES = DIALOGUE_PIECES[:3]  # a time with the one it replaced, a title with a distractor, a file name
 
 
 def _dialogue(seed: int) -> tuple[TaskDraft, list[Session]]:
