@@ -48,7 +48,9 @@ def key_part(value: Any) -> Any:
 
 class Kept(Generic[T]):
     """The latest ``entries`` results made, by key: the bounded cache each builder keeps (the least
-    recently used result goes first)."""
+    recently used result goes first). Threads may share one (a model's surfers run at once): each
+    step is one operation of the ordered dict, and an entry another thread drops between two steps
+    is a miss, never an error."""
 
     def __init__(self, entries: int = MAX_ENTRIES) -> None:
         self._entries = entries
@@ -56,20 +58,26 @@ class Kept(Generic[T]):
 
     def get(self, key: Hashable, make: Callable[[], T]) -> T:
         """The result kept for ``key``, or ``make()``'s, then kept (an error is raised, not kept)."""
-        if key in self._results:
+        try:
             self._results.move_to_end(key)
             return self._results[key]
+        except KeyError:
+            pass
         value = self._results[key] = make()
-        if len(self._results) > self._entries:
-            self._results.popitem(last=False)
+        while len(self._results) > self._entries:
+            try:
+                self._results.popitem(last=False)
+            except KeyError:  # emptied by another thread meanwhile
+                break
         return value
 
     def find(self, key: Hashable) -> T | None:
         """The result kept for ``key`` (then the most recently used), or None."""
-        if key in self._results:
+        try:
             self._results.move_to_end(key)
             return self._results[key]
-        return None
+        except KeyError:
+            return None
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._results

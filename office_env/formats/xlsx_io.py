@@ -610,6 +610,7 @@ class _Built:
 
 MAX_BUILT = 64  # workbooks built lately whose parse is known, by their bytes' SHA-256
 MAX_BUILT_CELLS = 10_000  # a larger built workbook is parsed when opened rather than held as cells
+MAX_BUILT_CHARS = 256 * 1024  # so is one whose cells hold more text
 _BUILT: Kept[_Built] = Kept(MAX_BUILT)
 _PLAIN_TITLE = re.compile(r"[A-Za-z0-9 _.,&()'-]{1,31}")
 _DATA_TYPES = {str: "s", bool: "b", int: "n", float: "n"}  # a read-back value's type -> a parse's data type
@@ -620,10 +621,12 @@ def _remember_built(data: bytes, title: str, stamp: datetime | None,
     """Keep what the parse of ``data`` holds, for :func:`_built_snapshot`: only for a title of plain
     characters, a stamp of a four-digit year (as ``docProps/core.xml`` writes it) and values of
     the types a parse makes (not a subclass of ``str``), whose parse :func:`_built_snapshot` is
-    tested to make, and at most ``MAX_BUILT_CELLS`` cells."""
+    tested to make, and at most ``MAX_BUILT_CELLS`` cells holding at most ``MAX_BUILT_CHARS``
+    characters of text (the cache's bound in memory: a cell may hold about 32,000)."""
     when = (stamp or DEFAULT_STAMP).replace(tzinfo=None, microsecond=0)
     if (len(values) > MAX_BUILT_CELLS or not _PLAIN_TITLE.fullmatch(title) or not 1000 <= when.year <= 9999
-            or not all(type(value) in _DATA_TYPES for value in values.values())):
+            or not all(type(value) in _DATA_TYPES for value in values.values())
+            or sum(len(value) for value in values.values() if type(value) is str) > MAX_BUILT_CHARS):
         return
     cells = tuple((row, col, values[(row, col)]) for row, col in sorted(values))
     _BUILT.get(hashlib.sha256(data).digest(), lambda: _Built(title, when, cells))

@@ -206,6 +206,42 @@ def test_kept_results_go_least_recently_used_first():
     assert made == ["a", "b", "c", "b"]  # "b" went when "c" came, "a" was used since
 
 
+def test_kept_results_shared_by_threads_miss_but_never_fail():
+    """Threads that add, find and evict the same few keys at the finest switch interval: an entry
+    another thread drops between two steps is a miss (made again, or None), never a KeyError; the
+    bound holds and a kept None is kept."""
+    import sys
+    import threading
+
+    kept: Kept[int | None] = Kept(4)
+    errors: list[BaseException] = []
+
+    def work(start: int) -> None:
+        try:
+            for i in range(20_000):
+                key = (start + i) % 7
+                assert kept.get(key, lambda key=key: key) == key
+                assert kept.find((start + 3 * i) % 7) in (None, (start + 3 * i) % 7)
+        except BaseException as exc:  # reported below: a thread's failure is not the test's
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == [] and len(kept) <= 4
+    nones: Kept[None] = Kept(2)
+    made = []
+    assert nones.get("a", lambda: made.append("a")) is None and nones.get("a", lambda: made.append("a")) is None
+    assert made == ["a"]
+
+
 def test_one_plan_on_a_copy_of_its_own_is_replayed_and_scored_and_never_touches_the_testbed(testbed, tmp_path):
     """``replay_plan``: what eval's reference runs and both exports replay with."""
     plan = [*WRITES, {"tool": "word_read_file", "args": {"file_path": "data/missing.docx"}}]

@@ -104,8 +104,8 @@ def test_a_built_workbooks_snapshot_is_what_parsing_its_bytes_gives():
 
 
 def test_a_workbook_whose_parse_is_not_modelled_is_parsed(tmp_path: Path, monkeypatch):
-    """No recipe for a title of other characters, an empty text or more than ``MAX_BUILT_CELLS``
-    cells, so their snapshots come from a parse; a modelled one (a ``str`` subclass is stored as a
+    """No recipe for a title of other characters, an empty text, more than ``MAX_BUILT_CELLS``
+    cells or more than ``MAX_BUILT_CHARS`` characters of text, so their snapshots come from a parse; a modelled one (a ``str`` subclass is stored as a
     ``str``) is read with no parse at all."""
     class Text(str):
         pass
@@ -115,14 +115,16 @@ def test_a_workbook_whose_parse_is_not_modelled_is_parsed(tmp_path: Path, monkey
     monkeypatch.setattr(xlsx_io, "_parse", lambda data, label: parses.append(label) or real(data, label))
     read_cache.clear()
     monkeypatch.setattr(xlsx_io, "MAX_BUILT_CELLS", 4)
+    monkeypatch.setattr(xlsx_io, "MAX_BUILT_CHARS", 8)
     cases = {"title.xlsx": ([["x", 1]], "Ü sheet"), "subclass.xlsx": ([[Text("x"), 1]], "S"),
-             "empty.xlsx": ([["", 1]], "S"), "large.xlsx": ([["x", 1, 2], [3, 4]], "S"), "plain.xlsx": ([["x", 1]], "S")}
+             "empty.xlsx": ([["", 1]], "S"), "large.xlsx": ([["x", 1, 2], [3, 4]], "S"),
+             "wordy.xlsx": ([["abcde", "fghij"]], "S"), "plain.xlsx": ([["x", 1]], "S")}
     for name, (rows, title) in cases.items():
         (tmp_path / name).write_bytes(xlsx_io.build(rows, title, NOW))
         snap = xlsx_io.snapshot(tmp_path / name, name)
         xlsx_io._BUILT.clear()
         assert _canonical(snap) == _canonical(xlsx_io._snapshot_of(real((tmp_path / name).read_bytes(), name)))
-    assert parses == ["title.xlsx", "empty.xlsx", "large.xlsx"]
+    assert parses == ["title.xlsx", "empty.xlsx", "large.xlsx", "wordy.xlsx"]
 
 
 def _book(workbook) -> tuple:
