@@ -174,12 +174,17 @@ def _event_bytes(owner: str, stamp: datetime | None, *fields: Any) -> bytes:
     return holder.subcomponents[0].to_ical()
 
 
+def _title_key(summary: str) -> str:
+    """What two event titles share when a delete takes one for the other: case and outer spaces aside."""
+    return summary.strip().lower()
+
+
 def remove_events(calendar: icalendar.Calendar, summary: str) -> int:
     """Remove every event whose summary equals ``summary`` (ignoring case); return the count."""
-    wanted = summary.strip().lower()
+    wanted = _title_key(summary)
     keep, removed = [], 0
     for component in calendar.subcomponents:
-        if component.name == "VEVENT" and str(component.get("summary", "")).strip().lower() == wanted:
+        if component.name == "VEVENT" and _title_key(str(component.get("summary", ""))) == wanted:
             removed += 1
         else:
             keep.append(component)
@@ -198,8 +203,8 @@ def without_events(data: bytes, summary: str, label: str) -> tuple[bytes | None,
         calendar = parse(data, label)
         removed = remove_events(calendar, summary)
         return (to_bytes(calendar) if removed else None), removed
-    wanted = summary.strip().lower()
-    kept = [(event, lines) for event, lines in blocks if event.summary.strip().lower() != wanted]
+    wanted = _title_key(summary)
+    kept = [(event, lines) for event, lines in blocks if _title_key(event.summary) != wanted]
     if len(kept) == len(blocks):
         return None, 0
     text = "\r\n".join([*_PLAIN_HEAD, *(line for _, lines in kept for line in lines), _PLAIN_END, ""])
@@ -232,6 +237,7 @@ def build(events: list[CalendarEvent], owner: str, stamp: datetime | None = None
 # The longest content line icalendar writes unfolded (75 octets and more are folded).
 _UNFOLDED_BYTES = 74
 _PLAIN_HEAD = ("BEGIN:VCALENDAR", "VERSION:2.0", f"PRODID:{PRODID}")  # a plain calendar's first lines
+_PLAIN_END = "END:VCALENDAR"  # and its last
 
 
 def _plain_calendar(events: list[CalendarEvent], owner: str, stamp: datetime | None) -> bytes | None:
@@ -251,7 +257,7 @@ def _plain_calendar(events: list[CalendarEvent], owner: str, stamp: datetime | N
         if event_lines is None:
             return None
         lines += event_lines
-    lines.append("END:VCALENDAR")
+    lines.append(_PLAIN_END)
     return _plain_text(lines)
 
 
@@ -288,7 +294,6 @@ def _plain_text(lines: list[str]) -> bytes | None:
     return text.encode("utf-8")
 
 
-_PLAIN_END = "END:VCALENDAR"
 _PLAIN_UID = re.compile(r"[0-9a-f]{24}@homeragents")  # as _uid makes them
 _PLAIN_FIELDS = ("BEGIN", "SUMMARY", "DTSTART", "DTEND", "DTSTAMP", "UID")  # a plain event's first lines, in order
 
