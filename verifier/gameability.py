@@ -195,8 +195,8 @@ def record_cues(record: dict[str, Any]) -> dict[str, Any]:
     """What the dataset figures need of one record, JSON-able: the normalized text of each turn,
     the positions of its user, evidence and cue turns, its memory dynamics and its work turns. A
     build computes it where the record is made (in parallel) and the card sums it. One walk over
-    the turns gives all of it (the memory dynamics' turn facts too, as :func:`_note_turn` notes
-    them), written out in the loop: it runs for every turn of every task built."""
+    the turns gives all of it (the memory dynamics' turn facts too: :func:`_note_turn`), written
+    out in the loop: it runs for every turn of every task built."""
     texts: list[str] = []
     users: list[int] = []
     evidence: list[int] = []
@@ -218,20 +218,16 @@ def record_cues(record: dict[str, Any]) -> dict[str, Any]:
         day = session.get("day", 0)
         turns = [t for t in session.get("turns") or [] if isinstance(t, dict)]
         for i, turn in enumerate(turns):
-            text = str(turn.get("text") or "")
-            texts.append(" ".join(text.split()).casefold())  # normalize(text)
+            text = _text(turn)
+            texts.append(normalize(text))
             user = turn.get("role") == "user"
             work += bool(turn.get("thread"))
-            ids = turn.get("evidence")
-            if isinstance(ids, list) and ids:
-                for memory_id in ids:
-                    days.setdefault(str(memory_id), set()).add(day)
+            ids, marked_distractor = _note_turn(day, turn, days)
+            distractor = distractor or marked_distractor
+            if ids:
                 evidence.append(position)
                 if user:
                     user_evidence.append(position)
-            if not distractor:
-                near = turn.get("distractor")
-                distractor = isinstance(near, list) and len(near) > 0
             valued = finder.has(text)
             if valued:
                 for token in finder.tokens(text):
