@@ -36,6 +36,7 @@ from typing import Any, Iterable, NamedTuple, cast
 from backends.task_record import TaskRecord, plan_calls
 from office_env.apps import get_app, registered_apps, registry_cache
 from office_env.evaluation.keywords import Haystack, normalize, without_thousands
+from office_env.evaluation.stated import whole_word_re
 from office_env.formats.built import remembered_text
 
 # Memory cues that state a requirement the criteria must check.
@@ -752,9 +753,9 @@ def _signs(value: str, text: Haystack) -> bool:
 
 
 def _word_in(words: str, text: str) -> bool:
-    """``words`` stand in ``text`` as words of their own (no word character either side); the
-    pattern is made only for a text that holds them (most names are in no other)."""
-    return words in text and re.search(rf"(?<!\w){re.escape(words)}(?!\w)", text) is not None
+    """``words`` stand in ``text`` as words of their own (``whole_word_re``); the pattern is looked
+    at only for a text that holds them (most names are in no other)."""
+    return words in text and whole_word_re(words).search(text) is not None
 
 
 def _flat(value: Any) -> Iterable[Any]:
